@@ -1,0 +1,168 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamha/streamha/reports"
+	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/strategies"
+)
+
+type runFlags struct {
+	config   string
+	strategy string
+	seed     int64
+	out      string
+	json     bool
+	noOut    bool
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Run one experiment under every strategy, side by side, in the simulator",
+		Long: "run simulates the experiment (the built-in default, or --config FILE) under each strategy with\n" +
+			"its fault schedule, classifies the recovery against the failure-free run, prints a comparison\n" +
+			"table and writes result.json, the traces and the report into --out.",
+		Example: "  streamha run\n  streamha run --strategy passive-standby,amnesia --seed 7\n  streamha run --config examples/union.yaml --json",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runRun(cmd, f)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.config, "config", "", "experiment YAML file (default: the built-in experiment)")
+	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the file's strategies, else all)")
+	fl.Int64Var(&f.seed, "seed", -1, "seed (default: the experiment's)")
+	fl.StringVar(&f.out, "out", "", "output directory (default ./streamha-out/<experiment>-<seed>/)")
+	fl.BoolVar(&f.json, "json", false, "print result.json on stdout instead of the table")
+	fl.BoolVar(&f.noOut, "no-out", false, "write no files")
+	return c
+}
+
+func loadExperiment(path string, seed int64) (*sim.Experiment, error) {
+	var e *sim.Experiment
+	if path == "" {
+		e = sim.Default()
+	} else {
+		var err error
+		if e, err = sim.Load(path); err != nil {
+			return nil, err
+		}
+	}
+	if seed >= 0 {
+		e.Seed = uint64(seed)
+	}
+	return e, nil
+}
+
+// strategyNames resolves --strategy against the experiment's own list.
+func strategyNames(flag string, e *sim.Experiment) ([]string, error) {
+	if flag == "" {
+		if l := e.StrategyList(); len(l) > 0 {
+			var ns []string
+			for _, s := range l {
+				ns = append(ns, s.Name)
+			}
+			return ns, nil
+		}
+		flag = "all"
+	}
+	if flag == "all" {
+		return strategies.Names(false), nil
+	}
+	var ns []string
+	for _, n := range strings.Split(flag, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if _, err := strategies.Lookup(n); err != nil {
+			return nil, usage("--strategy: %w", err)
+		}
+		if !slices.Contains(ns, n) {
+			ns = append(ns, n)
+		}
+	}
+	if len(ns) == 0 {
+		return nil, usage("--strategy: no strategy named")
+	}
+	return ns, nil
+}
+
+func runRun(cmd *cobra.Command, f runFlags) error {
+	e, err := loadExperiment(f.config, f.seed)
+	if err != nil {
+		return err
+	}
+	names, err := strategyNames(f.strategy, e)
+	if err != nil {
+		return err
+	}
+	cmp, err := sim.Compare(e, names)
+	if err != nil {
+		return err
+	}
+	cmp.Result.Command = reproduceCommand(f, e)
+	out := cmd.OutOrStdout()
+	dir := ""
+	if !f.noOut {
+		dir = f.out
+		if dir == "" {
+			dir = filepath.Join("streamha-out", fmt.Sprintf("%s-%d", e.Name, e.Seed))
+		}
+		if err := writeRunDir(dir, cmp); err != nil {
+			return err
+		}
+	}
+	if f.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(cmp.Result)
+	}
+	if err := reports.Table(out, cmp.Result); err != nil {
+		return err
+	}
+	reports.Explanations(out, cmp.Result, 5)
+	if dir != "" {
+		fmt.Fprintf(out, "\nresults written to %s\n", dir)
+	}
+	return nil
+}
+
+func reproduceCommand(f runFlags, e *sim.Experiment) string {
+	parts := []string{"streamha run"}
+	if f.config != "" {
+		parts = append(parts, "--config", f.config)
+	}
+	if f.strategy != "" {
+		parts = append(parts, "--strategy", f.strategy)
+	}
+	parts = append(parts, "--seed", fmt.Sprint(e.Seed))
+	return strings.Join(parts, " ")
+}
+
+func writeRunDir(dir string, cmp *sim.Comparison) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create output directory: %w", err)
+	}
+	if err := reports.WriteJSON(filepath.Join(dir, "result.json"), cmp.Result); err != nil {
+		return err
+	}
+	if err := reports.WriteTrace(filepath.Join(dir, "trace-reference.jsonl"), cmp.Reference); err != nil {
+		return err
+	}
+	for _, r := range cmp.Runs {
+		if err := reports.WriteTrace(reports.TraceFile(dir, r.Run.Strategy), r.Trace); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,35 @@
+package ha
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Env is everything a node may use of the outside world. The simulator
+// implements it with a virtual clock and a modelled network and CPU; the
+// cluster runtime with the real clock and TCP. A node never reaches the
+// outside world any other way.
+type Env interface {
+	// Now is the time since the start of the run.
+	Now() time.Duration
+	// Send queues m for delivery to host. Delivery may fail silently (a
+	// crashed host, a partition, loss); protocols must not rely on it.
+	Send(to string, m *Message)
+	// SetTimer arranges for the node's Timer(name) to run after d. Timers
+	// are one-shot; setting a pending name again adds a second firing.
+	SetTimer(d time.Duration, name string)
+	// Work charges CPU for the handler now running: ops operator
+	// invocations and bytes of (de)serialisation. The simulator turns it
+	// into busy time with its CPU model; real runtimes only count it.
+	Work(ops, bytes int)
+	// Rand is the node's own seeded random source.
+	Rand() *rand.Rand
+	// Trace records an event.
+	Trace(e Event)
+}
+
+// Work units charged per tuple by the node runtime itself, beyond its operators.
+const (
+	// WorkPerInputBatch is charged once per received data message.
+	WorkPerInputBatch = 1
+)

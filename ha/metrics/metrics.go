@@ -1,0 +1,366 @@
+// Package metrics computes every figure streamha reports — recovery type,
+// detection delay, recovery time, added latency, unavailability and
+// overhead — from traces alone, the same way for simulated and real runs.
+// Definitions follow DESIGN §5.
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/classify"
+)
+
+// Result is the file streamha writes as result.json.
+type Result struct {
+	Seed       uint64 `json:"seed"`
+	Experiment string `json:"experiment"`
+	Mode       string `json:"mode"` // "sim" or "cluster"
+	// QueryClass is the weakest operator class of the query.
+	QueryClass string `json:"query_class"`
+	// Faults describes the fault schedule in words.
+	Faults []string `json:"faults"`
+	// Command reproduces the run.
+	Command string `json:"command,omitempty"`
+	// Note says what is and is not reproducible (cluster runs).
+	Note string `json:"note,omitempty"`
+	// Config is the experiment as YAML.
+	Config string `json:"config,omitempty"`
+	// Baseline is the no-HA failure-free run's overhead figures.
+	Baseline Overhead `json:"baseline"`
+	Runs     []Run    `json:"runs"`
+}
+
+// Run is one strategy's outcome.
+type Run struct {
+	Strategy string            `json:"strategy"`
+	Params   map[string]string `json:"params"`
+	Recovery Recovery          `json:"recovery"`
+	Overhead Overhead          `json:"overhead"`
+	// Model is the first-principles estimate printed beside the measured figures (optional).
+	Model map[string]float64 `json:"model,omitempty"`
+	// Extra holds strategy-specific figures (chosen checkpoint interval, ...).
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// Recovery is what the failure did to the output.
+type Recovery struct {
+	Type              string   `json:"type"`
+	Subtype           string   `json:"subtype"`
+	Missing           int      `json:"missing"`
+	Duplicates        int      `json:"duplicates"`
+	Wrong             int      `json:"wrong"`
+	Spurious          int      `json:"spurious"`
+	LostInputs        int64    `json:"lost_inputs"`
+	ConvergedAtMs     *float64 `json:"converged_at_ms"`
+	DetectionMs       *float64 `json:"detection_ms"`
+	RecoveryMs        *float64 `json:"recovery_ms"`
+	MaxAddedLatencyMs float64  `json:"max_added_latency_ms"`
+	UnavailableMs     float64  `json:"unavailable_ms"`
+	Delivered         int      `json:"delivered"`
+	Expected          int      `json:"expected"`
+	Explanations      []string `json:"explanations"`
+}
+
+// Overhead is a strategy's failure-free cost and its ratio to the no-HA run.
+type Overhead struct {
+	Messages        int64   `json:"messages"`
+	Bytes           int64   `json:"bytes"`
+	CPUMs           float64 `json:"cpu"`
+	PeakQueue       int64   `json:"peak_queue"`
+	PeakQueueBytes  int64   `json:"peak_queue_bytes"`
+	CheckpointBytes int64   `json:"checkpoint_bytes"`
+	LatencyP50Ms    float64 `json:"latency_p50_ms"`
+	LatencyP99Ms    float64 `json:"latency_p99_ms"`
+	// Ratios to the no-HA failure-free run (nil when the baseline is 0).
+	MessagesRatio  *float64 `json:"messages_ratio,omitempty"`
+	BytesRatio     *float64 `json:"bytes_ratio,omitempty"`
+	CPURatio       *float64 `json:"cpu_ratio,omitempty"`
+	PeakQueueRatio *float64 `json:"peak_queue_ratio,omitempty"`
+	// Nodes are per-host figures.
+	Nodes []NodeFigures `json:"nodes,omitempty"`
+}
+
+// NodeFigures are one host's counters.
+type NodeFigures struct {
+	Host            string  `json:"host"`
+	Role            string  `json:"role"`
+	Messages        int64   `json:"messages"`
+	Bytes           int64   `json:"bytes"`
+	CPUMs           float64 `json:"cpu_ms"`
+	PeakQueue       int64   `json:"peak_queue"`
+	PeakQueueBytes  int64   `json:"peak_queue_bytes"`
+	CheckpointBytes int64   `json:"checkpoint_bytes"`
+}
+
+// Delivery is one output received by the sink.
+type Delivery struct {
+	T     time.Duration // delivery time
+	Tuple ha.Tuple
+}
+
+// Latency is the delivery's end-to-end latency from its intended emission time.
+func (d Delivery) Latency() time.Duration { return d.T - time.Duration(d.Tuple.Emit) }
+
+// Deliveries extracts the sink's deliveries from a trace, in order.
+func Deliveries(trace []ha.Event) []Delivery {
+	var out []Delivery
+	for i := range trace {
+		if trace[i].Kind == ha.EvDeliver && trace[i].Tuple != nil {
+			out = append(out, Delivery{T: trace[i].T, Tuple: *trace[i].Tuple})
+		}
+	}
+	return out
+}
+
+// Outputs converts deliveries for the classifier.
+func Outputs(ds []Delivery) []classify.Output {
+	out := make([]classify.Output, len(ds))
+	for i, d := range ds {
+		out[i] = classify.Output{
+			ID: d.Tuple.ID.String(), Key: ha.KeyName(d.Tuple.Key),
+			Value: classify.CanonicalFloat(d.Tuple.Value),
+			N:     int64(d.Tuple.Lineage.N), HasN: true,
+			T: ms(d.T), HasT: true,
+		}
+	}
+	return out
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func ptr(f float64) *float64 { return &f }
+
+// FirstFault returns the time of the first fault event in a trace.
+func FirstFault(trace []ha.Event) (time.Duration, string, bool) {
+	for _, e := range trace {
+		switch e.Kind {
+		case ha.EvCrash, ha.EvPause, ha.EvPartition:
+			return e.T, e.Host, true
+		}
+	}
+	return 0, "", false
+}
+
+// Marks turns fault, detection, takeover and replay events into classifier marks.
+func Marks(trace []ha.Event) []classify.Mark {
+	var marks []classify.Mark
+	detected := map[string]bool{}
+	for _, e := range trace {
+		switch e.Kind {
+		case ha.EvCrash:
+			marks = append(marks, classify.Mark{At: ms(e.T), Label: "the crash of " + e.Host})
+		case ha.EvPause:
+			marks = append(marks, classify.Mark{At: ms(e.T), Until: ms(e.T + time.Duration(e.N)), Label: "the pause of " + e.Host})
+		case ha.EvPartition:
+			marks = append(marks, classify.Mark{At: ms(e.T), Label: "the partition " + e.Note})
+		case ha.EvDetect:
+			if !detected[e.Peer] {
+				detected[e.Peer] = true
+				marks = append(marks, classify.Mark{At: ms(e.T), Label: fmt.Sprintf("the detection of %s's failure", e.Peer)})
+			}
+		case ha.EvTakeover:
+			marks = append(marks, classify.Mark{At: ms(e.T), Label: fmt.Sprintf("the takeover by %s (epoch %d)", e.Host, e.Epoch)})
+		case ha.EvReplayStart:
+			if e.N > 0 {
+				marks = append(marks, classify.Mark{At: ms(e.T), Label: fmt.Sprintf("the replay of %d tuples from upstream %s", e.N, e.Host)})
+			}
+		}
+	}
+	sort.SliceStable(marks, func(i, j int) bool { return marks[i].At < marks[j].At })
+	return marks
+}
+
+// RecoveryOf computes the recovery figures of a faulty run against the
+// failure-free reference run of the same experiment and seed.
+func RecoveryOf(reference, faulty []ha.Event) Recovery {
+	exp, obs := Deliveries(reference), Deliveries(faulty)
+	c := classify.Classify(Outputs(exp), Outputs(obs), Marks(faulty))
+	r := Recovery{
+		Type: c.Type, Subtype: c.Subtype, Missing: c.Missing, Duplicates: c.Duplicates,
+		Wrong: c.Wrong, Spurious: c.Spurious, LostInputs: c.LostInputs,
+		ConvergedAtMs: c.ConvergedAt, Explanations: c.Explanations,
+		Delivered: len(obs), Expected: len(exp),
+	}
+	if r.Explanations == nil {
+		r.Explanations = []string{}
+	}
+	fault, host, ok := FirstFault(faulty)
+	if !ok {
+		return r
+	}
+	r.DetectionMs = detection(faulty, fault, host)
+	r.RecoveryMs = recoveryTime(exp, obs, fault)
+	if end, ok := serviceRestored(faulty, fault); ok && r.RecoveryMs != nil && ms(end-fault) > *r.RecoveryMs {
+		r.RecoveryMs = ptr(ms(end - fault))
+	}
+	r.MaxAddedLatencyMs = maxAdded(exp, obs)
+	r.UnavailableMs = unavailable(exp, obs)
+	return r
+}
+
+func detection(trace []ha.Event, fault time.Duration, host string) *float64 {
+	for _, e := range trace {
+		if e.Kind == ha.EvDetect && e.T >= fault && (host == "" || e.Peer == host) {
+			return ptr(ms(e.T - fault))
+		}
+	}
+	return nil
+}
+
+// serviceRestored is when the last takeover after the fault completed its
+// catch-up (or, without a catch-up event, the takeover itself).
+func serviceRestored(trace []ha.Event, fault time.Duration) (time.Duration, bool) {
+	var end time.Duration
+	found := false
+	for _, e := range trace {
+		if e.T < fault {
+			continue
+		}
+		if e.Kind == ha.EvTakeover || e.Kind == ha.EvCaughtUp {
+			end, found = e.T, true
+		}
+	}
+	return end, found
+}
+
+// recoveryTime: from the fault until the sink's latency is back within 10 %
+// of its pre-failure median and stays there. Normal jitter is tolerated: the
+// threshold is never below the failure-free run's 99th percentile.
+func recoveryTime(exp, obs []Delivery, fault time.Duration) *float64 {
+	var pre []time.Duration
+	for _, d := range obs {
+		if d.T < fault {
+			pre = append(pre, d.Latency())
+		}
+	}
+	if len(pre) == 0 {
+		for _, d := range exp {
+			pre = append(pre, d.Latency())
+		}
+	}
+	if len(pre) == 0 {
+		return nil
+	}
+	var all []time.Duration
+	for _, d := range exp {
+		all = append(all, d.Latency())
+	}
+	thr := max(time.Duration(float64(quantile(pre, 0.5))*1.1), quantile(all, 0.99))
+	lastBad := -1
+	for i, d := range obs {
+		if d.T >= fault && d.Latency() > thr {
+			lastBad = i
+		}
+	}
+	if lastBad < 0 {
+		return ptr(0)
+	}
+	if lastBad+1 < len(obs) {
+		return ptr(ms(obs[lastBad+1].T - fault))
+	}
+	return ptr(ms(obs[lastBad].T - fault))
+}
+
+func quantile(xs []time.Duration, q float64) time.Duration {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+func maxAdded(exp, obs []Delivery) float64 {
+	ref := make(map[ha.OutputID]time.Duration, len(exp))
+	for _, d := range exp {
+		if _, ok := ref[d.Tuple.ID]; !ok {
+			ref[d.Tuple.ID] = d.Latency()
+		}
+	}
+	seen := make(map[ha.OutputID]bool, len(obs))
+	var worst time.Duration
+	for _, d := range obs {
+		if seen[d.Tuple.ID] {
+			continue
+		}
+		seen[d.Tuple.ID] = true
+		if l, ok := ref[d.Tuple.ID]; ok && d.Latency()-l > worst {
+			worst = d.Latency() - l
+		}
+	}
+	return ms(worst)
+}
+
+func maxGap(ds []Delivery, until time.Duration) time.Duration {
+	var g time.Duration
+	for i := 1; i < len(ds) && ds[i].T <= until; i++ {
+		g = max(g, ds[i].T-ds[i-1].T)
+	}
+	return g
+}
+
+// unavailable is the longest interval without output beyond the normal
+// (failure-free) longest inter-output gap, up to the last expected output.
+func unavailable(exp, obs []Delivery) float64 {
+	if len(exp) == 0 {
+		return 0
+	}
+	end := exp[len(exp)-1].T
+	normal := maxGap(exp, end)
+	g := maxGap(obs, end)
+	if len(obs) > 0 && obs[len(obs)-1].T < end {
+		g = max(g, end-obs[len(obs)-1].T)
+	}
+	if len(obs) == 0 {
+		g = end
+	}
+	return ms(max(0, g-normal))
+}
+
+// OverheadOf sums the end-of-run counters of a failure-free run; baseline,
+// when non-nil, fills the ratios.
+func OverheadOf(trace []ha.Event, baseline *Overhead) Overhead {
+	var o Overhead
+	for _, e := range trace {
+		if e.Kind != ha.EvStats || e.Stats == nil {
+			continue
+		}
+		s := e.Stats
+		o.Messages += s.Messages
+		o.Bytes += s.Bytes
+		o.CPUMs += float64(s.CPU) / 1e6
+		o.PeakQueue = max(o.PeakQueue, s.PeakQueue)
+		o.PeakQueueBytes = max(o.PeakQueueBytes, s.PeakQueueBytes)
+		o.CheckpointBytes += s.CheckpointBytes
+		o.Nodes = append(o.Nodes, NodeFigures{
+			Host: e.Host, Role: s.Role, Messages: s.Messages, Bytes: s.Bytes, CPUMs: float64(s.CPU) / 1e6,
+			PeakQueue: s.PeakQueue, PeakQueueBytes: s.PeakQueueBytes, CheckpointBytes: s.CheckpointBytes,
+		})
+	}
+	var lat []time.Duration
+	for _, d := range Deliveries(trace) {
+		lat = append(lat, d.Latency())
+	}
+	o.LatencyP50Ms = ms(quantile(lat, 0.5))
+	o.LatencyP99Ms = ms(quantile(lat, 0.99))
+	if baseline != nil {
+		o.MessagesRatio = ratio(float64(o.Messages), float64(baseline.Messages))
+		o.BytesRatio = ratio(float64(o.Bytes), float64(baseline.Bytes))
+		o.CPURatio = ratio(o.CPUMs, baseline.CPUMs)
+		o.PeakQueueRatio = ratio(float64(o.PeakQueue), float64(baseline.PeakQueue))
+	}
+	return o
+}
+
+func ratio(a, b float64) *float64 {
+	if b == 0 {
+		return nil
+	}
+	return ptr(math.Round(a/b*1000) / 1000)
+}

@@ -1,0 +1,750 @@
+package ha
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// InputHook is an optional capability of Hooks: it sees every input tuple
+// that passed the sequence-number duplicate filter, before processing, and
+// may drop it by returning false (deduplication by output id, for example).
+type InputHook interface {
+	Input(t *Tuple) bool
+}
+
+// NodeConfig configures a node.
+type NodeConfig struct {
+	Host     string
+	Topology *Topology
+	Env      Env
+	Strategy Strategy
+	// Source configures the generator of a source host.
+	Source SourceSpec
+	// NoFencing turns epoch fencing off: data from any host claiming to be
+	// a primary is accepted (to demonstrate split brain).
+	NoFencing bool
+}
+
+type inPort struct {
+	last uint64 // highest seq accepted
+	seen bool   // whether last is meaningful for gap detection
+}
+
+// Node is one host's single-threaded state machine. The driver (simulator
+// or cluster runtime) calls Start, Deliver, Fire, PeerDown and PeerUp one at
+// a time; the node acts only through its Env.
+type Node struct {
+	host    string
+	frag    int
+	topo    *Topology
+	env     Env
+	hooks   Hooks
+	inHook  InputHook
+	fencing bool
+
+	ops   []Operator
+	emits []Emit
+
+	routes []Route
+	in     [2]inPort
+
+	outNext   uint64
+	outPort   uint8
+	retain    bool
+	log       []Tuple
+	logHead   int // log[logHead:] are retained
+	batch     []Tuple
+	pendWork  int
+	pendBytes int
+
+	down   map[string]bool
+	fenced bool
+	gen    *generator
+
+	recordOrder bool
+	orderLog    []uint8
+	follow      []uint8
+	pending     []Tuple
+
+	// catch-up tracking after a takeover: the replay marker per port and
+	// which ports still have to reach it.
+	catchMark [2]uint64
+	catching  uint8
+	marked    uint8
+
+	stats NodeStats
+}
+
+// NewNode builds the node for cfg.Host.
+func NewNode(cfg NodeConfig) (*Node, error) {
+	frag, ok := cfg.Topology.FragOf(cfg.Host)
+	if !ok {
+		return nil, fmt.Errorf("node %q: not in the topology", cfg.Host)
+	}
+	n := &Node{
+		host: cfg.Host, frag: frag, topo: cfg.Topology, env: cfg.Env,
+		fencing: !cfg.NoFencing, down: map[string]bool{},
+	}
+	n.routes = make([]Route, len(cfg.Topology.Frags)+1)
+	for i, f := range cfg.Topology.Frags {
+		n.routes[i] = Route{Frag: i, Primary: f.Hosts[0], Receivers: cfg.Strategy.InitialReceivers(f.Hosts)}
+	}
+	sink := cfg.Topology.SinkFrag()
+	n.routes[sink] = Route{Frag: sink, Primary: cfg.Topology.Sink, Receivers: []string{cfg.Topology.Sink}}
+	switch {
+	case frag == FragSource:
+		port := slices.Index(cfg.Topology.Sources, cfg.Host)
+		n.outPort = uint8(port)
+		if err := cfg.Source.Validate(); err != nil {
+			return nil, fmt.Errorf("node %s: %w", cfg.Host, err)
+		}
+		n.gen = newGenerator(cfg.Source, uint32(port), cfg.Env.Rand())
+	case frag < sink:
+		if err := n.resetOps(); err != nil {
+			return nil, err
+		}
+	}
+	n.hooks = cfg.Strategy.Hooks(n)
+	if n.hooks == nil {
+		n.hooks = NopHooks{}
+	}
+	n.inHook, _ = n.hooks.(InputHook)
+	n.stats.Role = n.Role()
+	return n, nil
+}
+
+func (n *Node) resetOps() error {
+	ops, err := n.topo.Frags[n.frag].NewOps()
+	if err != nil {
+		return fmt.Errorf("node %s: build operators: %w", n.host, err)
+	}
+	n.ops = ops
+	n.emits = make([]Emit, len(ops))
+	for i := range ops {
+		if i == len(ops)-1 {
+			n.emits[i] = n.output
+		} else {
+			next := ops[i+1]
+			nextEmit := &n.emits[i+1]
+			n.emits[i] = func(t Tuple) { next.Process(t, *nextEmit) }
+		}
+	}
+	return nil
+}
+
+// Host is the node's host name.
+func (n *Node) Host() string { return n.host }
+
+// Frag is the node's fragment index (FragSource for sources, Topology.SinkFrag for the sink).
+func (n *Node) Frag() int { return n.frag }
+
+// Topology is the deployment the node belongs to.
+func (n *Node) Topology() *Topology { return n.topo }
+
+// Now is the current time.
+func (n *Node) Now() time.Duration { return n.env.Now() }
+
+// Rand is the node's seeded random source.
+func (n *Node) Rand() *rand.Rand { return n.env.Rand() }
+
+// Ops is the node's operator pipeline (nil for sources and the sink).
+func (n *Node) Ops() []Operator { return n.ops }
+
+// IsSource reports whether the node is a source.
+func (n *Node) IsSource() bool { return n.frag == FragSource }
+
+// IsSink reports whether the node is the sink.
+func (n *Node) IsSink() bool { return n.frag == n.topo.SinkFrag() }
+
+// Route returns the node's current view of fragment frag's route.
+func (n *Node) Route(frag int) Route { return n.routes[frag] }
+
+// Epoch is the node's current epoch for its own fragment.
+func (n *Node) Epoch() uint64 {
+	if n.frag < 0 {
+		return 0
+	}
+	return n.routes[n.frag].Epoch
+}
+
+// IsPrimary reports whether the node currently serves its fragment's output.
+func (n *Node) IsPrimary() bool {
+	if n.fenced {
+		return false
+	}
+	if n.frag == FragSource || n.IsSink() {
+		return true
+	}
+	return n.routes[n.frag].Primary == n.host
+}
+
+// IsReceiver reports whether the node currently receives its fragment's input.
+func (n *Node) IsReceiver() bool {
+	if n.fenced {
+		return false
+	}
+	if n.frag == FragSource || n.IsSink() {
+		return true
+	}
+	return slices.Contains(n.routes[n.frag].Receivers, n.host)
+}
+
+// Fenced reports whether the node learned it was superseded by a newer epoch.
+func (n *Node) Fenced() bool { return n.fenced }
+
+// Role is "source", "sink", "primary", "secondary" (receives input but is
+// not primary), "standby" or "fenced".
+func (n *Node) Role() string {
+	switch {
+	case n.frag == FragSource:
+		return "source"
+	case n.IsSink():
+		return "sink"
+	case n.fenced:
+		return "fenced"
+	case n.IsPrimary():
+		return "primary"
+	case n.IsReceiver():
+		return "secondary"
+	}
+	return "standby"
+}
+
+// Down reports whether the failure detector declared host dead (and it was not seen alive since).
+func (n *Node) Down(host string) bool { return n.down[host] }
+
+// Upstream returns the current primary feeding input port.
+func (n *Node) Upstream(port int) string {
+	if n.frag == 0 {
+		return n.topo.Sources[port]
+	}
+	if n.frag < 0 {
+		return ""
+	}
+	return n.routes[n.frag-1].Primary
+}
+
+// Inputs is the number of input ports of the node.
+func (n *Node) Inputs() int {
+	switch {
+	case n.frag == FragSource:
+		return 0
+	case n.IsSink():
+		return 1
+	}
+	return max(1, n.topo.Frags[n.frag].Inputs)
+}
+
+// DownstreamFrag is the fragment index fed by this node's output.
+func (n *Node) DownstreamFrag() int {
+	if n.frag == FragSource {
+		return 0
+	}
+	return n.frag + 1
+}
+
+// Downstream returns the hosts currently receiving this node's output.
+func (n *Node) Downstream() []string {
+	if n.IsSink() {
+		return nil
+	}
+	return n.routes[n.DownstreamFrag()].Receivers
+}
+
+// NextInLine returns the first host of the node's fragment, in takeover
+// order, that is neither declared dead nor fenced-out primary: the host that
+// should act when the primary fails. It is computed from this node's view.
+func (n *Node) NextInLine() string {
+	if n.frag < 0 || n.IsSink() {
+		return ""
+	}
+	prim := n.routes[n.frag].Primary
+	for _, h := range n.topo.Frags[n.frag].Hosts {
+		if h != prim && !n.down[h] {
+			return h
+		}
+	}
+	return ""
+}
+
+// SetTimer arms a one-shot timer that calls the hooks' Timer(name).
+func (n *Node) SetTimer(d time.Duration, name string) { n.env.SetTimer(d, name) }
+
+// Work charges CPU for the current handler (ops invocations, bytes serialised).
+func (n *Node) Work(ops, bytes int) {
+	n.pendWork += ops
+	n.pendBytes += bytes
+}
+
+// Trace records an event stamped with the time and this host.
+func (n *Node) Trace(e Event) {
+	e.T = n.env.Now()
+	if e.Host == "" {
+		e.Host = n.host
+	}
+	n.env.Trace(e)
+}
+
+// Send stamps m with this node's identity and epoch and sends it.
+func (n *Node) Send(to string, m *Message) {
+	m.From = n.host
+	m.Frag = n.frag
+	m.Epoch = n.Epoch()
+	size := m.WireSize()
+	n.stats.Messages++
+	n.stats.Bytes += int64(size)
+	if m.Kind == KindData {
+		n.stats.DataBytes += int64(size)
+	}
+	n.env.Send(to, m)
+}
+
+// Broadcast sends a copy of m to every other host of the topology.
+func (n *Node) Broadcast(m *Message) {
+	for _, h := range n.topo.Hosts() {
+		if h != n.host {
+			c := *m
+			n.Send(h, &c)
+		}
+	}
+}
+
+// Stats returns the node's counters so far.
+func (n *Node) Stats() NodeStats {
+	s := n.stats
+	s.Role = n.Role()
+	return s
+}
+
+// AddCheckpointBytes counts checkpoint bytes sent by a strategy.
+func (n *Node) AddCheckpointBytes(b int) { n.stats.CheckpointBytes += int64(b) }
+
+// ---- output queue ----
+
+// SetRetain says whether emitted tuples are kept in the output queue until
+// trimmed (needed for any replay). Turning it off drops the queue.
+func (n *Node) SetRetain(on bool) {
+	n.retain = on
+	if !on {
+		n.log, n.logHead = nil, 0
+	}
+}
+
+// OutputLog returns the retained output tuples in seq order. The slice is
+// the node's own; do not modify it.
+func (n *Node) OutputLog() []Tuple { return n.log[n.logHead:] }
+
+// OutputSeq is the seq of the last tuple emitted.
+func (n *Node) OutputSeq() uint64 { return n.outNext }
+
+// SetOutputSeq sets the output seq counter (after restoring a checkpoint).
+func (n *Node) SetOutputSeq(s uint64) { n.outNext = s }
+
+// SetOutputLog replaces the retained output (after restoring a checkpoint).
+func (n *Node) SetOutputLog(ts []Tuple) {
+	n.log, n.logHead = append([]Tuple(nil), ts...), 0
+	n.notePeak()
+}
+
+// TrimOutput drops retained tuples with seq ≤ upTo and returns how many it dropped.
+func (n *Node) TrimOutput(upTo uint64) int {
+	i := n.logHead
+	for i < len(n.log) && n.log[i].Seq <= upTo {
+		i++
+	}
+	d := i - n.logHead
+	if d == 0 {
+		return 0
+	}
+	n.logHead = i
+	if n.logHead > 1024 && n.logHead*2 > len(n.log) {
+		n.log = append(n.log[:0:0], n.log[n.logHead:]...)
+		n.logHead = 0
+	}
+	n.Trace(Event{Kind: EvTrim, Seq: upTo, N: int64(len(n.log) - n.logHead)})
+	return d
+}
+
+func (n *Node) notePeak() {
+	q := int64(len(n.log) - n.logHead)
+	if q > n.stats.PeakQueue {
+		n.stats.PeakQueue = q
+		n.stats.PeakQueueBytes = q * 48
+	}
+}
+
+// Replay sends to host the retained tuples with seq > from, in order.
+func (n *Node) Replay(to string, from uint64) {
+	log := n.OutputLog()
+	i, _ := slices.BinarySearchFunc(log, from+1, func(t Tuple, s uint64) int {
+		switch {
+		case t.Seq < s:
+			return -1
+		case t.Seq > s:
+			return 1
+		}
+		return 0
+	})
+	rest := log[i:]
+	n.Trace(Event{Kind: EvReplayStart, Peer: to, Seq: from, N: int64(len(rest))})
+	for len(rest) > 0 {
+		c := min(len(rest), 512)
+		n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Tuples: slices.Clone(rest[:c])})
+		rest = rest[c:]
+	}
+	// The marker tells the receiver which seq ends the replay, so it can
+	// trace when it has caught up.
+	n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Type: ReplayEndType, Seq: n.outNext})
+	n.Trace(Event{Kind: EvReplayEnd, Peer: to, N: int64(len(log) - i)})
+}
+
+// ReplayEndType marks the empty data message that ends a replay; its Seq
+// is the sender's last output seq when it replayed.
+const ReplayEndType = "replay-end"
+
+// ---- input positions and order ----
+
+// InputSeq is the highest seq accepted on input port.
+func (n *Node) InputSeq(port int) uint64 { return n.in[port].last }
+
+// SetInputSeq sets the duplicate filter of input port (after a restore).
+func (n *Node) SetInputSeq(port int, seq uint64) { n.in[port] = inPort{last: seq, seen: seq > 0} }
+
+// RecordOrder turns on recording of the input port of every processed
+// tuple: the node's non-deterministic interleaving decisions.
+func (n *Node) RecordOrder(on bool) { n.recordOrder = on }
+
+// TakeOrderLog returns and clears the recorded decisions.
+func (n *Node) TakeOrderLog() []uint8 {
+	l := n.orderLog
+	n.orderLog = nil
+	return l
+}
+
+// FollowOrder makes the node process inputs in the given port order: a
+// tuple from another port waits until the decisions reach it. When the
+// decisions run out the node returns to arrival order.
+func (n *Node) FollowOrder(decisions []uint8) {
+	n.follow = append(n.follow, decisions...)
+	n.drainPending()
+}
+
+// ---- state ----
+
+// Restart replaces the operator state with empty state and resets the
+// output numbering and input filters (a fresh fragment on a spare).
+func (n *Node) Restart() error {
+	n.outNext = 0
+	n.in = [2]inPort{}
+	n.log, n.logHead = nil, 0
+	n.follow, n.pending, n.orderLog = nil, nil, nil
+	if n.frag >= 0 && !n.IsSink() {
+		return n.resetOps()
+	}
+	return nil
+}
+
+// TakeoverOptions tune Node.TakeOver.
+type TakeoverOptions struct {
+	// ResetSeq announces that this node numbers its output afresh.
+	ResetSeq bool
+	// Receivers are the hosts that will receive the fragment's input; nil
+	// means this node alone.
+	Receivers []string
+	// NoResume skips asking the upstreams to redirect and replay.
+	NoResume bool
+}
+
+// TakeOver makes this node the primary of its fragment at a new epoch,
+// announces the route to every host and asks each upstream to replay what
+// follows this node's input positions.
+func (n *Node) TakeOver(o TakeoverOptions) {
+	old := n.routes[n.frag]
+	recv := o.Receivers
+	if recv == nil {
+		recv = []string{n.host}
+	}
+	r := Route{Frag: n.frag, Epoch: old.Epoch + 1, Primary: n.host, Receivers: recv, ResetSeq: o.ResetSeq}
+	n.routes[n.frag] = r
+	n.fenced = false
+	n.catching, n.marked = uint8(1<<n.Inputs())-1, 0
+	n.Trace(Event{Kind: EvTakeover, Peer: old.Primary, Frag: n.frag, Epoch: r.Epoch})
+	n.AnnounceRoute()
+	if !o.NoResume {
+		for p := 0; p < n.Inputs(); p++ {
+			n.Send(n.Upstream(p), &Message{Kind: KindResume, Stream: uint8(p), Seq: n.in[p].last})
+		}
+	}
+	n.hooks.RouteChanged(old, r)
+}
+
+// AnnounceRoute broadcasts this node's current route for its fragment.
+func (n *Node) AnnounceRoute() {
+	r := n.routes[n.frag]
+	n.Broadcast(&Message{Kind: KindRoute, Route: &r})
+}
+
+// SetReceivers changes who receives this fragment's input (the primary only) and announces it.
+func (n *Node) SetReceivers(recv []string) {
+	old := n.routes[n.frag]
+	r := old
+	r.Receivers = slices.Clone(recv)
+	r.Epoch++
+	r.ResetSeq = false
+	n.routes[n.frag] = r
+	n.AnnounceRoute()
+	n.hooks.RouteChanged(old, r)
+}
+
+// Stale reports whether m comes from a host that is not the current primary
+// of its fragment at the current epoch (always false with fencing off).
+func (n *Node) Stale(m *Message) bool {
+	if !n.fencing || m.Frag < 0 || m.Frag >= len(n.routes) {
+		return false
+	}
+	r := n.routes[m.Frag]
+	return m.Epoch < r.Epoch || (m.Kind == KindData && m.From != r.Primary)
+}
+
+// ---- driver entry points ----
+
+// Start runs when the run begins.
+func (n *Node) Start() {
+	if n.gen != nil {
+		n.env.SetTimer(0, "ha.gen")
+	}
+	n.hooks.Start()
+	n.flush()
+}
+
+// Fire runs a timer.
+func (n *Node) Fire(name string) {
+	if name == "ha.gen" {
+		n.generate()
+	} else if !n.fenced {
+		n.hooks.Timer(name)
+	}
+	n.flush()
+}
+
+// PeerDown tells the node the failure detector declared host dead.
+func (n *Node) PeerDown(host string) {
+	if n.down[host] {
+		return
+	}
+	n.down[host] = true
+	n.Trace(Event{Kind: EvDetect, Peer: host})
+	n.hooks.PeerDown(host)
+	n.flush()
+}
+
+// PeerUp tells the node a host declared dead is alive again.
+func (n *Node) PeerUp(host string) {
+	if !n.down[host] {
+		return
+	}
+	delete(n.down, host)
+	n.Trace(Event{Kind: EvAlive, Peer: host})
+	n.hooks.PeerUp(host)
+	n.flush()
+}
+
+// Deliver handles one incoming message.
+func (n *Node) Deliver(m *Message) {
+	if !n.hooks.Message(m) {
+		switch m.Kind {
+		case KindData:
+			n.onData(m)
+		case KindRoute:
+			if m.Route != nil {
+				n.onRoute(*m.Route)
+			}
+		case KindResume:
+			n.onResume(m)
+		}
+	}
+	n.flush()
+}
+
+func (n *Node) generate() {
+	next, more := n.gen.due(n.env.Now(), n.output)
+	if more {
+		d := max(next-n.env.Now(), n.gen.spec.Batch)
+		n.env.SetTimer(d, "ha.gen")
+	}
+}
+
+func (n *Node) onRoute(r Route) {
+	if r.Frag < 0 || r.Frag >= len(n.routes) {
+		return
+	}
+	old := n.routes[r.Frag]
+	if r.Epoch <= old.Epoch {
+		return
+	}
+	n.routes[r.Frag] = r
+	n.Trace(Event{Kind: EvRoute, Peer: r.Primary, Frag: r.Frag, Epoch: r.Epoch})
+	if r.Frag == n.frag && r.Primary != n.host && !slices.Contains(r.Receivers, n.host) && old.Primary == n.host && !n.fenced {
+		n.fenced = true
+		n.Trace(Event{Kind: EvFenced, Peer: r.Primary, Epoch: r.Epoch, Note: "superseded by a newer epoch"})
+	}
+	if r.ResetSeq && r.Frag == n.frag-1 {
+		n.in[0] = inPort{}
+	}
+	n.hooks.RouteChanged(old, r)
+}
+
+func (n *Node) onResume(m *Message) {
+	if m.Frag != n.DownstreamFrag() || n.Stale(m) {
+		return
+	}
+	if n.routes[m.Frag].Primary != m.From {
+		return
+	}
+	n.Replay(m.From, m.Seq)
+}
+
+func (n *Node) onData(m *Message) {
+	if n.Stale(m) {
+		n.stats.Fenced++
+		n.Trace(Event{Kind: EvFenced, Peer: m.From, Epoch: m.Epoch, N: int64(len(m.Tuples)), Note: "dropped data from a stale epoch"})
+		return
+	}
+	if !n.IsReceiver() || int(m.Stream) >= n.Inputs() {
+		return
+	}
+	in := &n.in[m.Stream]
+	if m.Type == ReplayEndType && n.catching&(1<<m.Stream) != 0 {
+		n.catchMark[m.Stream] = m.Seq
+		n.marked |= 1 << m.Stream
+		n.checkCaughtUp(m.Stream)
+	}
+	for i := range m.Tuples {
+		t := m.Tuples[i]
+		if t.Seq <= in.last {
+			n.stats.Duplicates++
+			continue
+		}
+		if in.seen && t.Seq > in.last+1 {
+			g := t.Seq - in.last - 1
+			n.stats.InputGaps += int64(g)
+			n.Trace(Event{Kind: EvGap, Peer: m.From, Seq: in.last + 1, N: int64(g)})
+		}
+		in.last, in.seen = t.Seq, true
+		t.Stream = m.Stream
+		if n.inHook != nil && !n.inHook.Input(&t) {
+			continue
+		}
+		if n.follow != nil || len(n.pending) > 0 {
+			n.pending = append(n.pending, t)
+			continue
+		}
+		n.process(t)
+	}
+	if len(n.pending) > 0 {
+		n.drainPending()
+	}
+}
+
+func (n *Node) drainPending() {
+	for len(n.pending) > 0 {
+		if len(n.follow) == 0 {
+			n.follow = nil
+			p := n.pending
+			n.pending = nil
+			for _, t := range p {
+				n.process(t)
+			}
+			return
+		}
+		i := slices.IndexFunc(n.pending, func(t Tuple) bool { return t.Stream == n.follow[0] })
+		if i < 0 {
+			return
+		}
+		t := n.pending[i]
+		n.pending = slices.Delete(n.pending, i, i+1)
+		n.follow = n.follow[1:]
+		n.process(t)
+	}
+	if len(n.follow) == 0 {
+		n.follow = nil
+	}
+}
+
+// checkCaughtUp traces EvCaughtUp once every input port has processed
+// everything its upstream replayed after a takeover.
+func (n *Node) checkCaughtUp(port uint8) {
+	if n.marked&(1<<port) == 0 || n.in[port].last < n.catchMark[port] || len(n.pending) > 0 {
+		return
+	}
+	n.catching &^= 1 << port
+	if n.catching == 0 {
+		n.Trace(Event{Kind: EvCaughtUp, Frag: n.frag, Epoch: n.Epoch()})
+	}
+}
+
+func (n *Node) process(t Tuple) {
+	n.stats.Tuples++
+	if n.recordOrder {
+		n.orderLog = append(n.orderLog, t.Stream)
+	}
+	if n.IsSink() {
+		n.pendWork++
+		tt := t
+		n.Trace(Event{Kind: EvDeliver, Tuple: &tt})
+		return
+	}
+	if len(n.ops) == 0 {
+		n.pendWork++
+		n.output(t)
+		return
+	}
+	n.pendWork += len(n.ops)
+	n.ops[0].Process(t, n.emits[0])
+	if n.catching&(1<<t.Stream) != 0 {
+		n.checkCaughtUp(t.Stream)
+	}
+}
+
+// output assigns the next seq to t, retains it if asked, and queues it for
+// the downstream when this node is primary.
+func (n *Node) output(t Tuple) {
+	n.outNext++
+	t.Seq = n.outNext
+	t.Stream = n.outPort
+	if n.retain {
+		n.log = append(n.log, t)
+		n.notePeak()
+	}
+	if n.IsPrimary() {
+		n.batch = append(n.batch, t)
+	}
+	n.hooks.Output(&t)
+}
+
+// flush charges the handler's work and sends the batched output.
+func (n *Node) flush() {
+	if n.pendWork > 0 || n.pendBytes > 0 {
+		n.stats.Work += int64(n.pendWork)
+		n.stats.WorkBytes += int64(n.pendBytes)
+		n.env.Work(n.pendWork, n.pendBytes)
+		n.pendWork, n.pendBytes = 0, 0
+	}
+	if len(n.batch) == 0 {
+		return
+	}
+	if !n.IsPrimary() {
+		n.batch = n.batch[:0]
+		return
+	}
+	out := slices.Clone(n.batch)
+	for _, h := range n.Downstream() {
+		if n.down[h] {
+			continue
+		}
+		n.Send(h, &Message{Kind: KindData, Stream: n.outPort, Tuples: out})
+	}
+	n.batch = n.batch[:0]
+}

@@ -1,0 +1,71 @@
+// Package reports renders results: terminal tables, result files (JSON,
+// CSV), Markdown and self-contained HTML reports, and plots.
+package reports
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/streamha/streamha/ha/metrics"
+)
+
+// Table writes the comparison table: one row per strategy.
+func Table(w io.Writer, r *metrics.Result) error {
+	fmt.Fprintf(w, "experiment %s · seed %d · mode %s · query class %s\n", r.Experiment, r.Seed, r.Mode, r.QueryClass)
+	if len(r.Faults) > 0 {
+		fmt.Fprintf(w, "faults: %s\n", strings.Join(r.Faults, "; "))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "strategy\trecovery\tmissing\tdup\twrong\tlost in\tdetect ms\trecovery ms\t+latency ms\tunavail ms\tcpu×\tbytes×\tmsgs×\tpeak queue\t")
+	for _, run := range r.Runs {
+		rec, o := run.Recovery, run.Overhead
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t\n",
+			run.Strategy, RecoveryLabel(rec), rec.Missing, rec.Duplicates, rec.Wrong, rec.LostInputs,
+			optMs(rec.DetectionMs), optMs(rec.RecoveryMs), rec.MaxAddedLatencyMs, rec.UnavailableMs,
+			optRatio(o.CPURatio), optRatio(o.BytesRatio), optRatio(o.MessagesRatio), o.PeakQueue)
+	}
+	return tw.Flush()
+}
+
+// RecoveryLabel is "precise", "gap" or "rollback/repeating".
+func RecoveryLabel(r metrics.Recovery) string {
+	if r.Subtype != "" {
+		return r.Type + "/" + r.Subtype
+	}
+	return r.Type
+}
+
+func optMs(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", *p)
+}
+
+func optRatio(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", *p)
+}
+
+// Explanations writes each run's anomaly sentences, at most limit per run (0 = all).
+func Explanations(w io.Writer, r *metrics.Result, limit int) {
+	for _, run := range r.Runs {
+		ex := run.Recovery.Explanations
+		if len(ex) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s (%s):\n", run.Strategy, RecoveryLabel(run.Recovery))
+		for i, s := range ex {
+			if limit > 0 && i == limit {
+				fmt.Fprintf(w, "  … %d more in result.json\n", len(ex)-limit)
+				break
+			}
+			fmt.Fprintf(w, "  - %s\n", s)
+		}
+	}
+}

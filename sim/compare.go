@@ -1,0 +1,163 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/strategies"
+)
+
+// Reporter is an optional capability of a strategy: figures it wants in
+// the result after a run (an auto-chosen checkpoint interval, say).
+type Reporter interface {
+	Report() map[string]any
+}
+
+// StrategyRun is one strategy's simulated runs.
+type StrategyRun struct {
+	Run metrics.Run
+	// Trace is the faulty run's trace.
+	Trace []ha.Event
+	// Events is the number of simulator events processed (both runs).
+	Events int64
+}
+
+// Comparison is the outcome of Compare.
+type Comparison struct {
+	Result *metrics.Result
+	// Reference is the failure-free no-HA run's trace (O_e).
+	Reference []ha.Event
+	Runs      []StrategyRun
+}
+
+// Compare runs the experiment under each named strategy (with the faults,
+// and once more without them for overhead) plus the failure-free no-HA
+// reference run, and computes every metric.
+func Compare(e *Experiment, names []string) (*Comparison, error) {
+	none, err := strategies.Build("none", nil)
+	if err != nil {
+		return nil, err
+	}
+	refCfg, err := e.SimConfig(none, true)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := Run(refCfg)
+	if err != nil {
+		return nil, fmt.Errorf("reference run: %w", err)
+	}
+	base := metrics.OverheadOf(ref.Trace, nil)
+	base.Nodes = nil
+	cfgText, _ := yaml.Marshal(e)
+	res := &metrics.Result{
+		Seed: e.Seed, Experiment: e.Name, Mode: "sim", QueryClass: e.QueryClass().String(),
+		Faults: e.FaultDescriptions(), Config: string(cfgText), Baseline: base,
+	}
+	cmp := &Comparison{Result: res, Reference: ref.Trace}
+	for _, name := range names {
+		sr, err := e.RunStrategy(name, ref.Trace, &base)
+		if err != nil {
+			return nil, err
+		}
+		res.Runs = append(res.Runs, sr.Run)
+		cmp.Runs = append(cmp.Runs, *sr)
+	}
+	return cmp, nil
+}
+
+// RunStrategy runs one strategy with and without faults and computes its figures.
+func (e *Experiment) RunStrategy(name string, reference []ha.Event, base *metrics.Overhead) (*StrategyRun, error) {
+	info, err := strategies.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	params, err := info.Parse(e.ParamsFor(name))
+	if err != nil {
+		return nil, err
+	}
+	build := func() (ha.Strategy, error) {
+		s, err := info.New(params)
+		if err != nil {
+			return nil, fmt.Errorf("strategy %s: %w", name, err)
+		}
+		return s, nil
+	}
+	st, err := build()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := e.SimConfig(st, false)
+	if err != nil {
+		return nil, err
+	}
+	faulty, err := Run(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var extra map[string]any
+	if r, ok := st.(Reporter); ok {
+		extra = r.Report()
+	}
+	st2, err := build()
+	if err != nil {
+		return nil, err
+	}
+	ffCfg, err := e.SimConfig(st2, true)
+	if err != nil {
+		return nil, err
+	}
+	ff, err := Run(ffCfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s (failure-free): %w", name, err)
+	}
+	run := metrics.Run{
+		Strategy: name, Params: params.Values(),
+		Recovery: metrics.RecoveryOf(reference, faulty.Trace),
+		Overhead: metrics.OverheadOf(ff.Trace, base),
+		Extra:    extra,
+	}
+	if run.Params == nil {
+		run.Params = map[string]string{}
+	}
+	return &StrategyRun{Run: run, Trace: faulty.Trace, Events: faulty.Events + ff.Events}, nil
+}
+
+// FaultDescriptions describes the fault schedule in words.
+func (e *Experiment) FaultDescriptions() []string {
+	out := []string{}
+	for _, f := range e.Faults {
+		at := f.At.D().String()
+		switch {
+		case f.Crash != "":
+			out = append(out, fmt.Sprintf("crash %s at %s", f.Crash, at))
+		case f.Pause != "":
+			out = append(out, fmt.Sprintf("pause %s at %s for %s", f.Pause, at, f.For.D()))
+		case f.Partition != nil:
+			var gs []string
+			for _, g := range f.Partition {
+				gs = append(gs, "["+strings.Join(g, " ")+"]")
+			}
+			out = append(out, fmt.Sprintf("partition %s at %s for %s", strings.Join(gs, " | "), at, f.For.D()))
+		case f.Delay != nil:
+			out = append(out, fmt.Sprintf("delay %s→%s +%s at %s for %s", any1(f.Delay.From), any1(f.Delay.To), f.Delay.Extra.D(), at, f.For.D()))
+		case f.Loss != nil:
+			out = append(out, fmt.Sprintf("loss %s→%s p=%g at %s for %s", any1(f.Loss.From), any1(f.Loss.To), f.Loss.P, at, f.For.D()))
+		}
+	}
+	return out
+}
+
+func any1(s string) string {
+	if s == "" {
+		return "*"
+	}
+	return s
+}
+
+// End is when the run stops (duration + drain).
+func (e *Experiment) End() time.Duration { return e.Duration.D() + e.Drain.D() }

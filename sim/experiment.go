@@ -1,0 +1,601 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/ops"
+	"github.com/streamha/streamha/strategies"
+)
+
+// ErrConfig marks an invalid experiment (the CLI exits with status 2).
+var ErrConfig = errors.New("invalid experiment")
+
+// Duration is a YAML duration written with a unit ("200ms", "1s").
+type Duration time.Duration
+
+// UnmarshalYAML parses a duration string and rejects negative values.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return fmt.Errorf("line %d: want a duration such as 200ms", n.Line)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("line %d: want a duration such as 200ms, got %q", n.Line, s)
+	}
+	if v < 0 {
+		return fmt.Errorf("line %d: duration must not be negative, got %s", n.Line, s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// D converts to time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Bandwidth is a YAML bit rate ("1Gbps", "100Mbps", "0" = unlimited).
+type Bandwidth float64
+
+// UnmarshalYAML parses a bit rate.
+func (b *Bandwidth) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return fmt.Errorf("line %d: want a bit rate such as 1Gbps", n.Line)
+	}
+	v, err := ParseBandwidth(s)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*b = Bandwidth(v)
+	return nil
+}
+
+// MarshalYAML writes the rate in bits per second with a unit.
+func (b Bandwidth) MarshalYAML() (any, error) {
+	return strconv.FormatFloat(float64(b), 'g', -1, 64) + "bps", nil
+}
+
+// ParseBandwidth parses "1Gbps", "250Mbps", "10kbps", "800bps" or "0".
+func ParseBandwidth(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	if t == "0" || t == "" || t == "unlimited" {
+		return 0, nil
+	}
+	mult := 1.0
+	for _, u := range []struct {
+		suf string
+		m   float64
+	}{{"Gbps", 1e9}, {"Mbps", 1e6}, {"kbps", 1e3}, {"Kbps", 1e3}, {"bps", 1}} {
+		if strings.HasSuffix(t, u.suf) {
+			t, mult = strings.TrimSuffix(t, u.suf), u.m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("want a bit rate such as 1Gbps, got %q", s)
+	}
+	return v * mult, nil
+}
+
+// Experiment is an experiment file. Every field is documented in docs/experiment.md.
+type Experiment struct {
+	Name     string       `yaml:"name"`
+	Seed     uint64       `yaml:"seed"`
+	Duration Duration     `yaml:"duration"`
+	Drain    Duration     `yaml:"drain"`
+	Source   SourceConfig `yaml:"source"`
+	Nodes    []NodeConfig `yaml:"nodes"`
+	// Strategy is the strategy to run (name plus parameters).
+	Strategy StrategyConfig `yaml:"strategy,omitempty"`
+	// Strategies lists several strategies to compare.
+	Strategies []StrategyConfig `yaml:"strategies,omitempty"`
+	Spares     int              `yaml:"spares"`
+	Fencing    *bool            `yaml:"fencing,omitempty"`
+	Network    NetworkConfig    `yaml:"network"`
+	CPU        CPUConfig        `yaml:"cpu"`
+	Detector   DetectorConfig   `yaml:"detector"`
+	Faults     []FaultConfig    `yaml:"faults"`
+}
+
+// SourceConfig configures the source(s).
+type SourceConfig struct {
+	Rate    float64     `yaml:"rate"`
+	Keys    int         `yaml:"keys"`
+	Skew    float64     `yaml:"skew"`
+	Value   ValueConfig `yaml:"value"`
+	Arrival string      `yaml:"arrival"`
+	Batch   Duration    `yaml:"batch"`
+	Streams int         `yaml:"streams"`
+}
+
+// ValueConfig is the value distribution.
+type ValueConfig struct {
+	Dist string  `yaml:"dist"`
+	Min  float64 `yaml:"min"`
+	Max  float64 `yaml:"max"`
+	Mean float64 `yaml:"mean"`
+	Std  float64 `yaml:"std"`
+}
+
+// NodeConfig is one fragment: a name and its operators.
+type NodeConfig struct {
+	Name string                      `yaml:"name"`
+	Ops  []map[string]map[string]any `yaml:"ops"`
+}
+
+// StrategyConfig is a strategy name with its parameters inline.
+type StrategyConfig struct {
+	Name   string
+	Params map[string]any
+}
+
+// UnmarshalYAML reads {name: X, param: value, ...}.
+func (s *StrategyConfig) UnmarshalYAML(n *yaml.Node) error {
+	var m map[string]any
+	if err := n.Decode(&m); err != nil {
+		return fmt.Errorf("line %d: strategy must be a mapping such as {name: passive-standby}", n.Line)
+	}
+	name, _ := m["name"].(string)
+	if name == "" {
+		return fmt.Errorf("line %d: strategy.name: missing", n.Line)
+	}
+	delete(m, "name")
+	s.Name, s.Params = name, m
+	return nil
+}
+
+// MarshalYAML writes the inline form.
+func (s StrategyConfig) MarshalYAML() (any, error) {
+	m := map[string]any{"name": s.Name}
+	for k, v := range s.Params {
+		m[k] = v
+	}
+	return m, nil
+}
+
+// IsZero lets omitempty drop an unset strategy.
+func (s StrategyConfig) IsZero() bool { return s.Name == "" }
+
+// NetworkConfig is the network model.
+type NetworkConfig struct {
+	Latency   Duration  `yaml:"latency"`
+	Jitter    Duration  `yaml:"jitter"`
+	Bandwidth Bandwidth `yaml:"bandwidth"`
+	Loss      float64   `yaml:"loss"`
+}
+
+// CPUConfig is the CPU model.
+type CPUConfig struct {
+	PerOp    Duration `yaml:"per_op"`
+	PerByte  Duration `yaml:"per_byte"`
+	PerEvent Duration `yaml:"per_event"`
+}
+
+// DetectorConfig is the failure-detector model.
+type DetectorConfig struct {
+	Heartbeat Duration `yaml:"heartbeat"`
+	Timeout   Duration `yaml:"timeout"`
+}
+
+// FaultConfig is one fault: exactly one of Crash, Pause, Partition, Delay, Loss.
+type FaultConfig struct {
+	At        Duration   `yaml:"at"`
+	For       Duration   `yaml:"for,omitempty"`
+	Crash     string     `yaml:"crash,omitempty"`
+	Pause     string     `yaml:"pause,omitempty"`
+	Partition [][]string `yaml:"partition,omitempty"`
+	Delay     *LinkFault `yaml:"delay,omitempty"`
+	Loss      *LinkFault `yaml:"loss,omitempty"`
+}
+
+// LinkFault selects links (from/to, empty = any) and the extra delay or loss probability.
+type LinkFault struct {
+	From  string   `yaml:"from,omitempty"`
+	To    string   `yaml:"to,omitempty"`
+	Extra Duration `yaml:"extra,omitempty"`
+	P     float64  `yaml:"p,omitempty"`
+}
+
+// DefaultYAML is the built-in default experiment: source → A (filter +
+// map) → B (keyed tumbling-window sum) → C (map) → sink, with a crash of B
+// in the middle of the run.
+const DefaultYAML = `name: default
+seed: 42
+duration: 20s
+drain: 3s
+source: {rate: 2000, keys: 16, value: {dist: uniform, min: 0, max: 1}}
+nodes:
+  - {name: A, ops: [{filter: {value_gt: 0.1}}, {map: {scale: 2}}]}
+  - {name: B, ops: [{tumbling: {size: 1s, agg: sum}}]}
+  - {name: C, ops: [{map: {scale: 1}}]}
+spares: 2
+network: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}
+cpu: {per_op: 2us, per_byte: 2ns, per_event: 1us}
+detector: {heartbeat: 50ms, timeout: 200ms}
+faults:
+  - {at: 10.4s, crash: B}
+`
+
+// Default returns the built-in default experiment.
+func Default() *Experiment {
+	e, err := Parse([]byte(DefaultYAML), "default")
+	if err != nil {
+		panic("built-in default experiment is invalid: " + err.Error())
+	}
+	return e
+}
+
+// Load reads and validates an experiment file.
+func Load(path string) (*Experiment, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return Parse(b, path)
+}
+
+// Parse decodes and validates an experiment; name is used in errors.
+// Missing fields take the defaults of the built-in experiment's models;
+// unknown fields are errors.
+func Parse(b []byte, name string) (*Experiment, error) {
+	e := &Experiment{}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(e); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%w: %s: empty file", ErrConfig, name)
+		}
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
+	}
+	e.fillDefaults()
+	if err := e.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
+	}
+	return e, nil
+}
+
+func (e *Experiment) fillDefaults() {
+	if e.Name == "" {
+		e.Name = "experiment"
+	}
+	if e.Duration == 0 {
+		e.Duration = Duration(20 * time.Second)
+	}
+	if e.Drain == 0 {
+		e.Drain = Duration(3 * time.Second)
+	}
+	s := &e.Source
+	if s.Value.Dist == "" {
+		s.Value.Dist = "uniform"
+		if s.Value.Max == 0 && s.Value.Min == 0 {
+			s.Value.Max = 1
+		}
+	}
+	if s.Arrival == "" {
+		s.Arrival = "constant"
+	}
+	if s.Batch == 0 {
+		s.Batch = Duration(time.Millisecond)
+	}
+	if s.Streams == 0 {
+		s.Streams = 1
+	}
+	if e.CPU == (CPUConfig{}) {
+		e.CPU = CPUConfig{PerOp: Duration(2 * time.Microsecond), PerByte: Duration(2), PerEvent: Duration(time.Microsecond)}
+	}
+	if e.Detector == (DetectorConfig{}) {
+		e.Detector = DetectorConfig{Heartbeat: Duration(50 * time.Millisecond), Timeout: Duration(200 * time.Millisecond)}
+	}
+}
+
+// Validate checks the experiment; errors name the field.
+func (e *Experiment) Validate() error {
+	if e.Seed == 0 {
+		// 0 is a valid seed; nothing to check
+	}
+	if err := e.sourceSpec(0).Validate(); err != nil {
+		return err
+	}
+	switch e.Source.Arrival {
+	case "constant", "poisson":
+	default:
+		return fmt.Errorf("source.arrival: want constant or poisson, got %q", e.Source.Arrival)
+	}
+	if e.Source.Streams < 1 || e.Source.Streams > 2 {
+		return fmt.Errorf("source.streams: want 1 or 2, got %d", e.Source.Streams)
+	}
+	if len(e.Nodes) == 0 {
+		return fmt.Errorf("nodes: at least one node is needed")
+	}
+	if e.Spares < 0 {
+		return fmt.Errorf("spares: must not be negative, got %d", e.Spares)
+	}
+	seen := map[string]bool{}
+	for i, n := range e.Nodes {
+		switch {
+		case n.Name == "":
+			return fmt.Errorf("nodes[%d].name: missing", i)
+		case strings.ContainsAny(n.Name, ". \t/"):
+			return fmt.Errorf("nodes[%d].name: %q must not contain '.', '/' or spaces", i, n.Name)
+		case n.Name == "src" || n.Name == "src2" || n.Name == "sink":
+			return fmt.Errorf("nodes[%d].name: %q is reserved", i, n.Name)
+		case seen[n.Name]:
+			return fmt.Errorf("nodes[%d].name: %q defined twice", i, n.Name)
+		}
+		seen[n.Name] = true
+		if len(n.Ops) == 0 {
+			return fmt.Errorf("nodes[%d].ops: node %s has no operators", i, n.Name)
+		}
+		for j, spec := range n.Ops {
+			if len(spec) != 1 {
+				return fmt.Errorf("nodes[%d].ops[%d]: want exactly one operator per entry, such as {map: {scale: 2}}", i, j)
+			}
+			for opName, params := range spec {
+				if (opName == "union" || opName == "join") && (i != 0 || j != 0 || e.Source.Streams != 2) {
+					return fmt.Errorf("nodes[%d].ops[%d]: %s needs two input streams: make it the first operator of the first node and set source.streams: 2", i, j, opName)
+				}
+				if _, err := ops.New(opName, params); err != nil {
+					return fmt.Errorf("nodes[%d].ops[%d]: %w", i, j, err)
+				}
+			}
+		}
+	}
+	nw := e.Network
+	if nw.Loss < 0 || nw.Loss >= 1 {
+		return fmt.Errorf("network.loss: want a probability in [0, 1), got %g", nw.Loss)
+	}
+	if e.Detector.Timeout <= 0 {
+		return fmt.Errorf("detector.timeout: must be positive")
+	}
+	for _, sc := range e.StrategyList() {
+		info, err := strategies.Lookup(sc.Name)
+		if err != nil {
+			return fmt.Errorf("strategy.name: %w", err)
+		}
+		if _, err := info.Parse(sc.Params); err != nil {
+			return err
+		}
+	}
+	for i, f := range e.Faults {
+		if err := e.validateFault(i, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Experiment) validateFault(i int, f FaultConfig) error {
+	kinds := 0
+	for _, set := range []bool{f.Crash != "", f.Pause != "", f.Partition != nil, f.Delay != nil, f.Loss != nil} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		return fmt.Errorf("faults[%d]: want exactly one of crash, pause, partition, delay, loss", i)
+	}
+	end := e.Duration + e.Drain
+	if f.At.D() > end.D() {
+		return fmt.Errorf("faults[%d].at: %s is after the end of the run (%s)", i, f.At.D(), end.D())
+	}
+	check := func(field, host string, allowEnds bool) error {
+		if host == "" {
+			return nil
+		}
+		if e.knownHost(host) {
+			return nil
+		}
+		if allowEnds && (host == "src" || host == "src2" || host == "sink") {
+			return nil
+		}
+		if host == "src" || host == "src2" || host == "sink" {
+			return fmt.Errorf("faults[%d].%s: %s cannot fail (sources and the sink are outside the protected query)", i, field, host)
+		}
+		return fmt.Errorf("faults[%d].%s: unknown node %q (nodes: %s)", i, field, host, strings.Join(e.nodeNames(), ", "))
+	}
+	if err := check("crash", f.Crash, false); err != nil {
+		return err
+	}
+	if err := check("pause", f.Pause, false); err != nil {
+		return err
+	}
+	if f.Pause != "" || f.Partition != nil || f.Delay != nil || f.Loss != nil {
+		if f.For <= 0 {
+			return fmt.Errorf("faults[%d].for: a pause, partition, delay or loss needs a positive duration", i)
+		}
+	}
+	for gi, g := range f.Partition {
+		for _, h := range g {
+			if err := check(fmt.Sprintf("partition[%d]", gi), h, true); err != nil {
+				return err
+			}
+		}
+	}
+	if f.Partition != nil && len(f.Partition) < 2 {
+		return fmt.Errorf("faults[%d].partition: want at least two groups, such as [[A], [B]]", i)
+	}
+	for _, lf := range []*LinkFault{f.Delay, f.Loss} {
+		if lf == nil {
+			continue
+		}
+		if err := check("from", lf.From, true); err != nil {
+			return err
+		}
+		if err := check("to", lf.To, true); err != nil {
+			return err
+		}
+	}
+	if f.Loss != nil && (f.Loss.P <= 0 || f.Loss.P > 1) {
+		return fmt.Errorf("faults[%d].loss.p: want a probability in (0, 1], got %g", i, f.Loss.P)
+	}
+	if f.Delay != nil && f.Delay.Extra <= 0 {
+		return fmt.Errorf("faults[%d].delay.extra: must be positive", i)
+	}
+	return nil
+}
+
+// knownHost accepts a node name or a replica/spare name "B.1", "B.2", ...
+func (e *Experiment) knownHost(h string) bool {
+	base, suffix, hasDot := strings.Cut(h, ".")
+	for _, n := range e.Nodes {
+		if n.Name == base {
+			if !hasDot {
+				return true
+			}
+			k, err := strconv.Atoi(suffix)
+			return err == nil && k >= 1
+		}
+	}
+	return false
+}
+
+func (e *Experiment) nodeNames() []string {
+	var ns []string
+	for _, n := range e.Nodes {
+		ns = append(ns, n.Name)
+	}
+	return ns
+}
+
+// StrategyList returns the strategies the file names (strategy, then strategies).
+func (e *Experiment) StrategyList() []StrategyConfig {
+	var l []StrategyConfig
+	if e.Strategy.Name != "" {
+		l = append(l, e.Strategy)
+	}
+	return append(l, e.Strategies...)
+}
+
+// ParamsFor returns the file's parameters for strategy name (nil if none).
+func (e *Experiment) ParamsFor(name string) map[string]any {
+	for _, s := range e.StrategyList() {
+		if s.Name == name {
+			return s.Params
+		}
+	}
+	return nil
+}
+
+func (e *Experiment) sourceSpec(stream int) ha.SourceSpec {
+	s := e.Source
+	return ha.SourceSpec{
+		Rate: s.Rate, Keys: s.Keys, Skew: s.Skew, Value: s.Value.Dist,
+		Min: s.Value.Min, Max: s.Value.Max, Mean: s.Value.Mean, Std: s.Value.Std,
+		Poisson: s.Arrival == "poisson", Duration: e.Duration.D(), Batch: s.Batch.D(),
+	}
+}
+
+// Hosts returns the host names of fragment i under a strategy with r replicas.
+func (e *Experiment) fragHosts(i, replicas int) []string {
+	name := e.Nodes[i].Name
+	hs := []string{name}
+	for k := 1; k < replicas+e.Spares; k++ {
+		hs = append(hs, name+"."+strconv.Itoa(k))
+	}
+	return hs
+}
+
+// Topology builds the deployment for a strategy.
+func (e *Experiment) Topology(st ha.Strategy) *ha.Topology {
+	t := &ha.Topology{Sources: []string{"src"}, Sink: "sink"}
+	if e.Source.Streams == 2 {
+		t.Sources = append(t.Sources, "src2")
+	}
+	for i, n := range e.Nodes {
+		specs := n.Ops
+		inputs := 1
+		if i == 0 {
+			inputs = e.Source.Streams
+		}
+		t.Frags = append(t.Frags, ha.Fragment{
+			Name: n.Name, Hosts: e.fragHosts(i, max(1, st.Replicas())), Inputs: inputs,
+			NewOps: func() ([]ha.Operator, error) {
+				out := make([]ha.Operator, 0, len(specs))
+				for _, spec := range specs {
+					for opName, params := range spec {
+						op, err := ops.New(opName, params)
+						if err != nil {
+							return nil, err
+						}
+						out = append(out, op)
+					}
+				}
+				return out, nil
+			},
+		})
+	}
+	return t
+}
+
+// QueryClass is the weakest class of the query's operators.
+func (e *Experiment) QueryClass() ha.Class {
+	c := ha.Repeatable
+	for _, n := range e.Nodes {
+		for _, spec := range n.Ops {
+			for opName, params := range spec {
+				if op, err := ops.New(opName, params); err == nil {
+					c = ha.Weakest(c, op.Class())
+				}
+			}
+		}
+	}
+	return c
+}
+
+// SimConfig builds the simulator configuration for one strategy; faults
+// are included unless failureFree.
+func (e *Experiment) SimConfig(st ha.Strategy, failureFree bool) (Config, error) {
+	topo := e.Topology(st)
+	cfg := Config{
+		Seed: e.Seed, Topology: topo, Strategy: st, Source: e.sourceSpec(0),
+		Network: Network{Latency: e.Network.Latency.D(), Jitter: e.Network.Jitter.D(),
+			Bandwidth: float64(e.Network.Bandwidth), Loss: e.Network.Loss},
+		CPU:       CPU{PerOp: e.CPU.PerOp.D(), PerByte: e.CPU.PerByte.D(), PerEvent: e.CPU.PerEvent.D()},
+		Detector:  Detector{Heartbeat: e.Detector.Heartbeat.D(), Timeout: e.Detector.Timeout.D()},
+		NoFencing: e.Fencing != nil && !*e.Fencing,
+		End:       e.Duration.D() + e.Drain.D(),
+	}
+	if failureFree {
+		return cfg, nil
+	}
+	hosts := topo.Hosts()
+	for i, f := range e.Faults {
+		sf := Fault{At: f.At.D(), For: f.For.D()}
+		switch {
+		case f.Crash != "":
+			sf.Kind, sf.Host = FaultCrash, f.Crash
+		case f.Pause != "":
+			sf.Kind, sf.Host = FaultPause, f.Pause
+		case f.Partition != nil:
+			sf.Kind, sf.Groups = FaultPartition, f.Partition
+		case f.Delay != nil:
+			sf.Kind, sf.From, sf.To, sf.Delay = FaultDelay, f.Delay.From, f.Delay.To, f.Delay.Extra.D()
+		case f.Loss != nil:
+			sf.Kind, sf.From, sf.To, sf.Loss = FaultLoss, f.Loss.From, f.Loss.To, f.Loss.P
+		}
+		for _, h := range append([]string{sf.Host, sf.From, sf.To}, slices.Concat(sf.Groups...)...) {
+			if h != "" && !slices.Contains(hosts, h) {
+				return cfg, fmt.Errorf("%w: faults[%d]: node %q does not exist under strategy %s (it has %d hosts per node: raise spares)",
+					ErrConfig, i, h, st.Name(), len(topo.Frags[0].Hosts))
+			}
+		}
+		cfg.Faults = append(cfg.Faults, sf)
+	}
+	return cfg, nil
+}

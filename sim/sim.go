@@ -1,0 +1,595 @@
+// Package sim is streamha's deterministic discrete-event simulator: a
+// virtual clock and event queue, a network model (latency, jitter,
+// bandwidth, loss, partitions), a CPU model per host (so backlogs build up
+// during a failure and catch-up takes simulated time), a failure-detector
+// model and a fault schedule. It drives the same ha.Node state machines as
+// the cluster runtime. A run is a pure function of its Config: no wall
+// clock, goroutines or global random source are used.
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/streamha/streamha/ha"
+)
+
+// Network is the network model.
+type Network struct {
+	// Latency is the one-way propagation delay.
+	Latency time.Duration
+	// Jitter is the maximum extra random delay (uniform in [0, Jitter)).
+	// Links stay FIFO like TCP.
+	Jitter time.Duration
+	// Bandwidth is in bits per second; 0 means unlimited.
+	Bandwidth float64
+	// Loss is the probability that a message is lost.
+	Loss float64
+}
+
+// CPU is the per-host CPU model.
+type CPU struct {
+	// PerOp is the cost of one operator invocation on one tuple.
+	PerOp time.Duration
+	// PerByte is the cost of serialising or deserialising one byte of state.
+	PerByte time.Duration
+	// PerEvent is the fixed cost of handling one event (message, timer).
+	PerEvent time.Duration
+}
+
+// Detector is the failure-detector model.
+type Detector struct {
+	// Heartbeat is the probe or heartbeat interval.
+	Heartbeat time.Duration
+	// Timeout is how long after the last heartbeat a host is declared dead.
+	Timeout time.Duration
+}
+
+// FaultKind names a fault.
+type FaultKind string
+
+// Fault kinds.
+const (
+	FaultCrash     FaultKind = "crash"
+	FaultPause     FaultKind = "pause"
+	FaultPartition FaultKind = "partition"
+	FaultDelay     FaultKind = "delay"
+	FaultLoss      FaultKind = "loss"
+)
+
+// Fault is one scheduled fault.
+type Fault struct {
+	At   time.Duration
+	Kind FaultKind
+	// Host is the crashed or paused host.
+	Host string
+	// For is how long a pause, partition, delay or loss lasts.
+	For time.Duration
+	// Groups are the sides of a partition: messages between hosts of
+	// different groups are dropped. Hosts in no group are unaffected.
+	Groups [][]string
+	// From and To select the links a delay or loss applies to ("" = any).
+	From, To string
+	// Delay is the extra one-way delay of a delay fault.
+	Delay time.Duration
+	// Loss is the loss probability of a loss fault.
+	Loss float64
+}
+
+// Config is one simulated run.
+type Config struct {
+	Seed      uint64
+	Topology  *ha.Topology
+	Strategy  ha.Strategy
+	Source    ha.SourceSpec
+	Network   Network
+	CPU       CPU
+	Detector  Detector
+	Faults    []Fault
+	NoFencing bool
+	// End is when the simulation stops.
+	End time.Duration
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	// Trace is every event in time order.
+	Trace []ha.Event
+	// Events is the number of events the simulator processed.
+	Events int64
+}
+
+type hostState uint8
+
+const (
+	up hostState = iota
+	crashed
+	paused
+)
+
+type itemKind uint8
+
+const (
+	itMsg itemKind = iota
+	itTimer
+	itDown
+	itUp
+)
+
+type item struct {
+	kind itemKind
+	msg  *ha.Message
+	name string
+}
+
+type host struct {
+	name      string
+	node      *ha.Node
+	state     hostState
+	inbox     []item
+	head      int
+	busyUntil time.Duration
+	readySet  bool
+	rng       *rand.Rand
+	cpu       time.Duration
+	// handler state
+	start   time.Duration
+	charged time.Duration
+	// incident counter, so a detection scheduled for an old failure is ignored
+	incident int
+	declared map[string]bool // observers that declared this host dead
+}
+
+type linkKey struct{ from, to string }
+
+type link struct {
+	rng     *rand.Rand
+	txFree  time.Duration
+	lastArr time.Duration
+}
+
+type evKind uint8
+
+const (
+	evArrive evKind = iota
+	evTimer
+	evReady
+	evFault
+	evFaultEnd
+	evDetect
+	evAlive
+)
+
+type event struct {
+	at   time.Duration
+	seq  uint64
+	kind evKind
+	host *host
+	it   item
+	f    int // fault index
+	peer *host
+	inc  int
+	part bool // a detection caused by a partition: the peer is up but unreachable
+}
+
+type eventQueue []*event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(*event)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return e
+}
+
+// Sim is one simulation in progress.
+type Sim struct {
+	cfg     Config
+	now     time.Duration
+	q       eventQueue
+	seq     uint64
+	hosts   map[string]*host
+	order   []*host
+	links   map[linkKey]*link
+	trace   []ha.Event
+	events  int64
+	active  []int // indices of faults in force (partition, delay, loss)
+	current *host
+}
+
+// Seeded returns a random source derived from the run seed and labels.
+func Seeded(seed uint64, labels ...string) *rand.Rand {
+	h := fnv.New64a()
+	for _, l := range labels {
+		h.Write([]byte(l))
+		h.Write([]byte{0})
+	}
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+// Run simulates cfg to its end.
+func Run(cfg Config) (*Outcome, error) {
+	s, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.Loop()
+	return s.Outcome(), nil
+}
+
+// New prepares a simulation.
+func New(cfg Config) (*Sim, error) {
+	if err := cfg.Topology.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.End <= 0 {
+		return nil, fmt.Errorf("sim: end time must be positive")
+	}
+	s := &Sim{cfg: cfg, hosts: map[string]*host{}, links: map[linkKey]*link{}}
+	for _, name := range cfg.Topology.Hosts() {
+		h := &host{name: name, rng: Seeded(cfg.Seed, "node", name), declared: map[string]bool{}}
+		s.hosts[name] = h
+		s.order = append(s.order, h)
+	}
+	for _, h := range s.order {
+		n, err := ha.NewNode(ha.NodeConfig{
+			Host: h.name, Topology: cfg.Topology, Env: &env{s: s, h: h},
+			Strategy: cfg.Strategy, Source: cfg.Source, NoFencing: cfg.NoFencing,
+		})
+		if err != nil {
+			return nil, err
+		}
+		h.node = n
+	}
+	for i, f := range cfg.Faults {
+		if f.Host != "" {
+			if _, ok := s.hosts[f.Host]; !ok {
+				return nil, fmt.Errorf("faults[%d]: unknown node %q", i, f.Host)
+			}
+		}
+		s.push(&event{at: f.At, kind: evFault, f: i})
+	}
+	for _, h := range s.order {
+		s.current = h
+		h.start, h.charged = 0, 0
+		h.node.Start()
+		s.finishHandler(h)
+	}
+	s.current = nil
+	return s, nil
+}
+
+func (s *Sim) push(e *event) {
+	s.seq++
+	e.seq = s.seq
+	heap.Push(&s.q, e)
+}
+
+// Loop runs events until the end time.
+func (s *Sim) Loop() {
+	for len(s.q) > 0 {
+		e := heap.Pop(&s.q).(*event)
+		if e.at > s.cfg.End {
+			break
+		}
+		s.now = e.at
+		s.events++
+		s.handle(e)
+	}
+	if s.now < s.cfg.End {
+		s.now = s.cfg.End
+	}
+	for _, h := range s.order {
+		st := h.node.Stats()
+		st.CPU = int64(h.cpu)
+		s.trace = append(s.trace, ha.Event{T: s.now, Kind: ha.EvStats, Host: h.name, Stats: &st})
+	}
+}
+
+// Outcome returns the run's trace.
+func (s *Sim) Outcome() *Outcome { return &Outcome{Trace: s.trace, Events: s.events} }
+
+func (s *Sim) handle(e *event) {
+	switch e.kind {
+	case evArrive, evTimer:
+		s.enqueue(e.host, e.it)
+	case evReady:
+		e.host.readySet = false
+		s.process(e.host)
+	case evFault:
+		s.startFault(e.f)
+	case evFaultEnd:
+		s.endFault(e.f)
+	case evDetect:
+		if e.peer.incident == e.inc && (e.part || e.peer.state != up) && e.host.state != crashed {
+			e.peer.declared[e.host.name] = true
+			s.enqueue(e.host, item{kind: itDown, name: e.peer.name})
+		}
+	case evAlive:
+		if e.host.state != crashed {
+			s.enqueue(e.host, item{kind: itUp, name: e.peer.name})
+		}
+	}
+}
+
+func (s *Sim) enqueue(h *host, it item) {
+	if h.state == crashed {
+		return
+	}
+	h.inbox = append(h.inbox, it)
+	s.kick(h)
+}
+
+// kick schedules processing of h's inbox when it is idle and runnable.
+func (s *Sim) kick(h *host) {
+	if h.state != up || h.readySet || h.head >= len(h.inbox) {
+		return
+	}
+	h.readySet = true
+	s.push(&event{at: max(s.now, h.busyUntil), kind: evReady, host: h})
+}
+
+func (s *Sim) process(h *host) {
+	if h.state != up || h.head >= len(h.inbox) {
+		return
+	}
+	it := h.inbox[h.head]
+	h.inbox[h.head] = item{}
+	h.head++
+	if h.head > 256 && h.head*2 > len(h.inbox) {
+		h.inbox = append(h.inbox[:0:0], h.inbox[h.head:]...)
+		h.head = 0
+	}
+	s.current = h
+	h.start, h.charged = s.now, s.cfg.CPU.PerEvent
+	switch it.kind {
+	case itMsg:
+		h.node.Deliver(it.msg)
+	case itTimer:
+		h.node.Fire(it.name)
+	case itDown:
+		h.node.PeerDown(it.name)
+	case itUp:
+		h.node.PeerUp(it.name)
+	}
+	s.finishHandler(h)
+	s.current = nil
+}
+
+func (s *Sim) finishHandler(h *host) {
+	h.busyUntil = h.start + h.charged
+	h.cpu += h.charged
+	s.kick(h)
+}
+
+// ---- faults ----
+
+func (s *Sim) startFault(i int) {
+	f := s.cfg.Faults[i]
+	switch f.Kind {
+	case FaultCrash:
+		h := s.hosts[f.Host]
+		if h.state == crashed {
+			return
+		}
+		s.trace = append(s.trace, ha.Event{T: s.now, Kind: ha.EvCrash, Host: f.Host})
+		h.state = crashed
+		h.inbox, h.head = nil, 0
+		s.unreachable(h)
+	case FaultPause:
+		h := s.hosts[f.Host]
+		if h.state != up {
+			return
+		}
+		s.trace = append(s.trace, ha.Event{T: s.now, Kind: ha.EvPause, Host: f.Host, N: int64(f.For)})
+		h.state = paused
+		s.unreachable(h)
+		s.push(&event{at: s.now + f.For, kind: evFaultEnd, f: i})
+	case FaultPartition, FaultDelay, FaultLoss:
+		s.active = append(s.active, i)
+		if f.Kind == FaultPartition {
+			s.trace = append(s.trace, ha.Event{T: s.now, Kind: ha.EvPartition, Note: fmt.Sprint(f.Groups)})
+			s.partitionDetect(f)
+		}
+		s.push(&event{at: s.now + f.For, kind: evFaultEnd, f: i})
+	}
+}
+
+func (s *Sim) endFault(i int) {
+	f := s.cfg.Faults[i]
+	switch f.Kind {
+	case FaultPause:
+		h := s.hosts[f.Host]
+		if h.state != paused {
+			return
+		}
+		h.state = up
+		h.incident++
+		s.trace = append(s.trace, ha.Event{T: s.now, Kind: ha.EvResume, Host: f.Host})
+		if h.busyUntil < s.now {
+			h.busyUntil = s.now
+		}
+		s.kick(h)
+		s.reachable(h)
+	default:
+		s.active = slices.DeleteFunc(s.active, func(j int) bool { return j == i })
+		if f.Kind == FaultPartition {
+			s.trace = append(s.trace, ha.Event{T: s.now, Kind: ha.EvHeal, Note: fmt.Sprint(f.Groups)})
+			for _, g := range f.Groups {
+				for _, name := range g {
+					h := s.hosts[name]
+					if h == nil {
+						continue
+					}
+					h.incident++
+					if h.state == up {
+						s.reachable(h)
+					}
+				}
+			}
+		}
+	}
+}
+
+// unreachable schedules every other live host's detection of h.
+func (s *Sim) unreachable(h *host) {
+	h.incident++
+	for _, o := range s.order {
+		if o == h || o.state == crashed {
+			continue
+		}
+		s.scheduleDetect(o, h)
+	}
+}
+
+func (s *Sim) scheduleDetect(observer, peer *host) {
+	d := s.cfg.Detector
+	phase := time.Duration(0)
+	if d.Heartbeat > 0 {
+		r := Seeded(s.cfg.Seed, "detect", observer.name, peer.name, fmt.Sprint(peer.incident))
+		phase = time.Duration(r.Int64N(int64(d.Heartbeat)))
+	}
+	s.push(&event{at: s.now + d.Timeout + phase, kind: evDetect, host: observer, peer: peer, inc: peer.incident})
+}
+
+// reachable tells observers that declared h dead that it is back, one heartbeat later.
+func (s *Sim) reachable(h *host) {
+	for _, o := range s.order {
+		if h.declared[o.name] {
+			delete(h.declared, o.name)
+			s.push(&event{at: s.now + s.cfg.Detector.Heartbeat, kind: evAlive, host: o, peer: h})
+		}
+	}
+}
+
+func (s *Sim) partitionDetect(f Fault) {
+	group := map[string]int{}
+	for gi, g := range f.Groups {
+		for _, name := range g {
+			group[name] = gi
+		}
+	}
+	for _, o := range s.order {
+		go1, ok1 := group[o.name]
+		if !ok1 || o.state == crashed {
+			continue
+		}
+		for _, p := range s.order {
+			gp, ok2 := group[p.name]
+			if !ok2 || gp == go1 || p.state == crashed {
+				continue
+			}
+			// the peer is unreachable from o: o declares it after the timeout
+			d := s.cfg.Detector
+			r := Seeded(s.cfg.Seed, "detect-part", o.name, p.name, fmt.Sprint(p.incident))
+			phase := time.Duration(0)
+			if d.Heartbeat > 0 {
+				phase = time.Duration(r.Int64N(int64(d.Heartbeat)))
+			}
+			if d.Timeout+phase < f.For {
+				s.push(&event{at: s.now + d.Timeout + phase, kind: evDetect, host: o, peer: p, inc: p.incident, part: true})
+			}
+		}
+	}
+}
+
+// partitioned reports whether a message from a to b is cut by a partition.
+func (s *Sim) linkFaults(from, to string) (cut bool, extra time.Duration, loss float64) {
+	for _, i := range s.active {
+		f := s.cfg.Faults[i]
+		switch f.Kind {
+		case FaultPartition:
+			ga, gb := -1, -1
+			for gi, g := range f.Groups {
+				if slices.Contains(g, from) {
+					ga = gi
+				}
+				if slices.Contains(g, to) {
+					gb = gi
+				}
+			}
+			if ga >= 0 && gb >= 0 && ga != gb {
+				cut = true
+			}
+		case FaultDelay:
+			if (f.From == "" || f.From == from) && (f.To == "" || f.To == to) {
+				extra += f.Delay
+			}
+		case FaultLoss:
+			if (f.From == "" || f.From == from) && (f.To == "" || f.To == to) {
+				loss = 1 - (1-loss)*(1-f.Loss)
+			}
+		}
+	}
+	return
+}
+
+// ---- the Env of one host ----
+
+type env struct {
+	s *Sim
+	h *host
+}
+
+func (e *env) Now() time.Duration { return e.h.start + e.h.charged }
+
+func (e *env) Rand() *rand.Rand { return e.h.rng }
+
+func (e *env) Trace(ev ha.Event) { e.s.trace = append(e.s.trace, ev) }
+
+func (e *env) Work(ops, bytes int) {
+	c := e.s.cfg.CPU
+	e.h.charged += time.Duration(ops)*c.PerOp + time.Duration(bytes)*c.PerByte
+}
+
+func (e *env) SetTimer(d time.Duration, name string) {
+	e.s.push(&event{at: e.Now() + d, kind: evTimer, host: e.h, it: item{kind: itTimer, name: name}})
+}
+
+func (e *env) Send(to string, m *ha.Message) {
+	s := e.s
+	dst, ok := s.hosts[to]
+	if !ok || to == e.h.name {
+		return
+	}
+	k := linkKey{e.h.name, to}
+	l := s.links[k]
+	if l == nil {
+		l = &link{rng: Seeded(s.cfg.Seed, "link", e.h.name, to)}
+		s.links[k] = l
+	}
+	dep := e.Now()
+	cut, extra, loss := s.linkFaults(e.h.name, to)
+	n := s.cfg.Network
+	loss = 1 - (1-loss)*(1-n.Loss)
+	// draw in a fixed pattern so one message's fate never shifts another's
+	j := l.rng.Float64()
+	lost := l.rng.Float64() < loss
+	if cut || lost {
+		return
+	}
+	tx := dep
+	if n.Bandwidth > 0 {
+		tx = max(dep, l.txFree) + time.Duration(float64(m.WireSize()*8)/n.Bandwidth*float64(time.Second))
+		l.txFree = tx
+	}
+	arr := tx + n.Latency + extra + time.Duration(j*float64(n.Jitter))
+	if arr < l.lastArr {
+		arr = l.lastArr
+	}
+	l.lastArr = arr
+	s.push(&event{at: arr, kind: evArrive, host: dst, it: item{kind: itMsg, msg: m}})
+}

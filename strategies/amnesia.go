@@ -1,0 +1,59 @@
+package strategies
+
+import "github.com/streamha/streamha/ha"
+
+func init() {
+	Register(Info{
+		Name:   "none",
+		Doc:    "No high availability: a failed fragment stays down. The baseline every overhead is measured against.",
+		New:    func(Params) (ha.Strategy, error) { return None{}, nil },
+		Hidden: true,
+	})
+	Register(Info{
+		Name: "amnesia",
+		Doc: "Baseline: after detection the first spare of the failed fragment starts it with empty state and " +
+			"processes only new input. No runtime cost; gap recovery (everything in flight or in state is lost).",
+		New: func(Params) (ha.Strategy, error) { return Amnesia{}, nil },
+	})
+}
+
+// None is the no-HA strategy: a single replica, no retention, no takeover.
+type None struct{}
+
+// Name implements ha.Strategy.
+func (None) Name() string { return "none" }
+
+// Replicas implements ha.Strategy.
+func (None) Replicas() int { return 1 }
+
+// InitialReceivers implements ha.Strategy: the primary alone.
+func (None) InitialReceivers(hosts []string) []string { return hosts[:1] }
+
+// Hooks implements ha.Strategy.
+func (None) Hooks(*ha.Node) ha.Hooks { return ha.NopHooks{} }
+
+// Amnesia restarts a failed fragment on a spare with empty state.
+type Amnesia struct{ None }
+
+// Name implements ha.Strategy.
+func (Amnesia) Name() string { return "amnesia" }
+
+// Hooks implements ha.Strategy.
+func (Amnesia) Hooks(n *ha.Node) ha.Hooks { return &amnesiaHooks{n: n} }
+
+type amnesiaHooks struct {
+	ha.NopHooks
+	n *ha.Node
+}
+
+// PeerDown takes over when the failed host is this fragment's primary and
+// this host is next in line.
+func (h *amnesiaHooks) PeerDown(host string) {
+	n := h.n
+	if n.Frag() < 0 || n.IsSink() || n.Route(n.Frag()).Primary != host || n.NextInLine() != n.Host() {
+		return
+	}
+	_ = n.Restart()
+	// Nothing is retained upstream, so a resume replays nothing; it only redirects.
+	n.TakeOver(ha.TakeoverOptions{ResetSeq: true})
+}

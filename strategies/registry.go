@@ -1,0 +1,229 @@
+// Package strategies is the registry of HA strategies (name → constructor,
+// with documented parameters) and holds the two baselines: "none" (no high
+// availability at all) and "amnesia" (restart on a spare with empty state,
+// no replay). Strategy packages register themselves from init functions;
+// import them for their side effect.
+package strategies
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/streamha/streamha/ha"
+)
+
+// Param documents one strategy parameter.
+type Param struct {
+	// Name is the YAML key.
+	Name string
+	// Type is "duration", "int", "float", "bool" or "string" (or a choice
+	// list such as "full|incremental").
+	Type string
+	// Default is the default value as written in YAML.
+	Default string
+	// Doc is one sentence saying what it does, with its unit.
+	Doc string
+}
+
+// Info describes a registered strategy.
+type Info struct {
+	Name string
+	// Doc is a one-paragraph description.
+	Doc string
+	// Params are the accepted parameters.
+	Params []Param
+	// New builds the strategy from its parameters (already checked against
+	// Params and filled with defaults).
+	New func(p Params) (ha.Strategy, error)
+	// Hidden strategies are left out of "all".
+	Hidden bool
+}
+
+var registry = map[string]Info{}
+
+// ErrUnknown is returned (wrapped) for an unknown strategy name.
+var ErrUnknown = errors.New("unknown strategy")
+
+// Register adds a strategy. It panics on a duplicate name (a programming
+// error caught at init).
+func Register(i Info) {
+	if _, dup := registry[i.Name]; dup {
+		panic("strategies: duplicate registration of " + i.Name)
+	}
+	registry[i.Name] = i
+}
+
+// Lookup returns a registered strategy.
+func Lookup(name string) (Info, error) {
+	i, ok := registry[name]
+	if !ok {
+		return Info{}, fmt.Errorf("%w %q (known: %s)", ErrUnknown, name, strings.Join(Names(true), ", "))
+	}
+	return i, nil
+}
+
+// Names lists registered strategies in a stable order: the baselines
+// first, then the rest alphabetically. Hidden ones only when all is true.
+func Names(all bool) []string {
+	var ns []string
+	for n, i := range registry {
+		if all || !i.Hidden {
+			ns = append(ns, n)
+		}
+	}
+	rank := func(n string) int {
+		switch n {
+		case "none":
+			return 0
+		case "amnesia":
+			return 1
+		}
+		return 2
+	}
+	sort.Slice(ns, func(a, b int) bool {
+		if rank(ns[a]) != rank(ns[b]) {
+			return rank(ns[a]) < rank(ns[b])
+		}
+		return ns[a] < ns[b]
+	})
+	return ns
+}
+
+// Build looks a strategy up, checks raw parameters against its Params
+// (unknown names and bad values are errors naming the parameter) and
+// constructs it.
+func Build(name string, raw map[string]any) (ha.Strategy, error) {
+	info, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := info.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	s, err := info.New(p)
+	if err != nil {
+		return nil, fmt.Errorf("strategy %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// Parse checks raw values against the strategy's parameters and fills defaults.
+func (i Info) Parse(raw map[string]any) (Params, error) {
+	p := Params{strategy: i.Name, values: map[string]string{}}
+	for _, d := range i.Params {
+		p.values[d.Name] = d.Default
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		idx := slices.IndexFunc(i.Params, func(d Param) bool { return d.Name == k })
+		if idx < 0 {
+			var known []string
+			for _, d := range i.Params {
+				known = append(known, d.Name)
+			}
+			if len(known) == 0 {
+				return p, fmt.Errorf("strategy.%s: unknown parameter (%s takes none)", k, i.Name)
+			}
+			return p, fmt.Errorf("strategy.%s: unknown parameter for %s (known: %s)", k, i.Name, strings.Join(known, ", "))
+		}
+		v := fmt.Sprint(raw[k])
+		if err := checkType(i.Params[idx].Type, v); err != nil {
+			return p, fmt.Errorf("strategy.%s: %w", k, err)
+		}
+		p.values[k] = v
+	}
+	return p, nil
+}
+
+func checkType(typ, v string) error {
+	switch typ {
+	case "duration":
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("want a duration such as 200ms, got %q", v)
+		}
+		if d < 0 {
+			return fmt.Errorf("must not be negative, got %s", v)
+		}
+	case "int":
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("want an integer, got %q", v)
+		}
+		if n < 0 {
+			return fmt.Errorf("must not be negative, got %d", n)
+		}
+	case "float":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return fmt.Errorf("want a number, got %q", v)
+		}
+		if f < 0 {
+			return fmt.Errorf("must not be negative, got %g", f)
+		}
+	case "bool":
+		if _, err := strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+	case "string", "":
+	default:
+		if strings.Contains(typ, "|") {
+			if !slices.Contains(strings.Split(typ, "|"), v) {
+				return fmt.Errorf("want one of %s, got %q", strings.ReplaceAll(typ, "|", ", "), v)
+			}
+		}
+	}
+	return nil
+}
+
+// Params are a strategy's checked parameter values.
+type Params struct {
+	strategy string
+	values   map[string]string
+}
+
+// String returns a parameter as text.
+func (p Params) String(name string) string { return p.values[name] }
+
+// Duration returns a duration parameter.
+func (p Params) Duration(name string) time.Duration {
+	d, _ := time.ParseDuration(p.values[name])
+	return d
+}
+
+// Int returns an integer parameter.
+func (p Params) Int(name string) int {
+	n, _ := strconv.Atoi(p.values[name])
+	return n
+}
+
+// Float returns a numeric parameter.
+func (p Params) Float(name string) float64 {
+	f, _ := strconv.ParseFloat(p.values[name], 64)
+	return f
+}
+
+// Bool returns a boolean parameter.
+func (p Params) Bool(name string) bool {
+	b, _ := strconv.ParseBool(p.values[name])
+	return b
+}
+
+// Values returns all values (defaults filled in), for reports.
+func (p Params) Values() map[string]string {
+	m := make(map[string]string, len(p.values))
+	for k, v := range p.values {
+		m[k] = v
+	}
+	return m
+}
