@@ -1,8 +1,10 @@
 package ha
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -74,86 +76,94 @@ var ErrMalformed = errors.New("malformed message")
 // MaxTuplesPerMessage bounds a decoded batch so garbage cannot allocate unbounded memory.
 const MaxTuplesPerMessage = 1 << 16
 
-// EncodeMsgpack writes a tuple as a 9-element array.
-func (t *Tuple) EncodeMsgpack(e *msgpack.Encoder) error {
-	if err := e.EncodeArrayLen(10); err != nil {
-		return err
+// tupleWireSize is the encoded size of a tuple: a 10-element msgpack array
+// whose integers always use their fixed-width forms, so that a tuple is
+// written and read in one piece (no per-field calls on the hot path) while
+// staying plain msgpack that any decoder can read.
+const tupleWireSize = 73
+
+// Fixed msgpack codes used by the tuple layout.
+const (
+	mpArray10  = 0x9a
+	mpArray2   = 0x92
+	mpUint32   = 0xce
+	mpUint64   = 0xcf
+	mpInt64    = 0xd3
+	mpFloat64  = 0xcb
+	mpFixIntHi = 0x7f
+)
+
+// appendTuple appends t's fixed-layout encoding to b.
+func appendTuple(b []byte, t *Tuple) []byte {
+	b = append(b, mpArray10, t.Stream&mpFixIntHi)
+	b = append(b, mpUint64)
+	b = binary.BigEndian.AppendUint64(b, t.Seq)
+	b = append(b, mpUint32)
+	b = binary.BigEndian.AppendUint32(b, t.Key)
+	b = append(b, mpInt64)
+	b = binary.BigEndian.AppendUint64(b, uint64(t.Time))
+	b = append(b, mpInt64)
+	b = binary.BigEndian.AppendUint64(b, uint64(t.Emit))
+	b = append(b, mpFloat64)
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(t.Value))
+	b = append(b, uint8(t.ID.Kind)&mpFixIntHi, mpArray2, mpUint32)
+	b = binary.BigEndian.AppendUint32(b, t.ID.Key)
+	b = append(b, mpInt64)
+	b = binary.BigEndian.AppendUint64(b, uint64(t.ID.X))
+	b = append(b, mpUint32)
+	b = binary.BigEndian.AppendUint32(b, t.Lineage.N)
+	b = append(b, mpUint64)
+	return binary.BigEndian.AppendUint64(b, t.Lineage.Hash)
+}
+
+// parseTuple decodes the fixed layout, checking every type code.
+func parseTuple(b []byte, t *Tuple) error {
+	if len(b) != tupleWireSize {
+		return fmt.Errorf("%w: tuple is %d bytes, want %d", ErrMalformed, len(b), tupleWireSize)
 	}
-	for _, err := range []error{
-		e.EncodeUint8(t.Stream), e.EncodeUint64(t.Seq), e.EncodeUint32(t.Key),
-		e.EncodeInt64(t.Time), e.EncodeInt64(t.Emit), e.EncodeFloat64(t.Value),
-		e.EncodeUint8(uint8(t.ID.Kind)), encodeIDTail(e, t.ID),
-		e.EncodeUint32(t.Lineage.N), e.EncodeUint64(t.Lineage.Hash),
-	} {
-		if err != nil {
-			return err
+	codes := [...]struct {
+		at   int
+		code byte
+	}{{0, mpArray10}, {2, mpUint64}, {11, mpUint32}, {16, mpInt64}, {25, mpInt64}, {34, mpFloat64},
+		{44, mpArray2}, {45, mpUint32}, {50, mpInt64}, {59, mpUint32}, {64, mpUint64}}
+	for _, c := range codes {
+		if b[c.at] != c.code {
+			return fmt.Errorf("%w: tuple byte %d is 0x%02x, want 0x%02x", ErrMalformed, c.at, b[c.at], c.code)
 		}
 	}
+	if b[1] > mpFixIntHi || b[43] > uint8(IDPair) {
+		return fmt.Errorf("%w: tuple stream or id kind out of range", ErrMalformed)
+	}
+	be := binary.BigEndian
+	t.Stream = b[1]
+	t.Seq = be.Uint64(b[3:])
+	t.Key = be.Uint32(b[12:])
+	t.Time = int64(be.Uint64(b[17:]))
+	t.Emit = int64(be.Uint64(b[26:]))
+	t.Value = math.Float64frombits(be.Uint64(b[35:]))
+	t.ID.Kind = IDKind(b[43])
+	t.ID.Key = be.Uint32(b[46:])
+	t.ID.X = int64(be.Uint64(b[51:]))
+	t.Lineage.N = be.Uint32(b[60:])
+	t.Lineage.Hash = be.Uint64(b[65:])
 	return nil
 }
 
-func encodeIDTail(e *msgpack.Encoder, id OutputID) error {
-	if err := e.EncodeArrayLen(2); err != nil {
-		return err
-	}
-	if err := e.EncodeUint32(id.Key); err != nil {
-		return err
-	}
-	return e.EncodeInt64(id.X)
+// EncodeMsgpack writes a tuple as a 10-element msgpack array
+// [stream, seq, key, time, emit, value, idKind, [idKey, idX], n, hash].
+func (t *Tuple) EncodeMsgpack(e *msgpack.Encoder) error {
+	var buf [tupleWireSize]byte
+	_, err := e.Writer().Write(appendTuple(buf[:0], t))
+	return err
 }
 
 // DecodeMsgpack reads a tuple written by EncodeMsgpack.
 func (t *Tuple) DecodeMsgpack(d *msgpack.Decoder) error {
-	n, err := d.DecodeArrayLen()
-	if err != nil {
+	var buf [tupleWireSize]byte
+	if err := d.ReadFull(buf[:]); err != nil {
 		return err
 	}
-	if n != 10 {
-		return fmt.Errorf("%w: tuple has %d fields, want 10", ErrMalformed, n)
-	}
-	if t.Stream, err = d.DecodeUint8(); err != nil {
-		return err
-	}
-	if t.Seq, err = d.DecodeUint64(); err != nil {
-		return err
-	}
-	if t.Key, err = d.DecodeUint32(); err != nil {
-		return err
-	}
-	if t.Time, err = d.DecodeInt64(); err != nil {
-		return err
-	}
-	if t.Emit, err = d.DecodeInt64(); err != nil {
-		return err
-	}
-	if t.Value, err = d.DecodeFloat64(); err != nil {
-		return err
-	}
-	k, err := d.DecodeUint8()
-	if err != nil {
-		return err
-	}
-	if k > uint8(IDPair) {
-		return fmt.Errorf("%w: unknown id kind %d", ErrMalformed, k)
-	}
-	t.ID.Kind = IDKind(k)
-	if n, err = d.DecodeArrayLen(); err != nil {
-		return err
-	}
-	if n != 2 {
-		return fmt.Errorf("%w: id has %d fields, want 2", ErrMalformed, n)
-	}
-	if t.ID.Key, err = d.DecodeUint32(); err != nil {
-		return err
-	}
-	if t.ID.X, err = d.DecodeInt64(); err != nil {
-		return err
-	}
-	if t.Lineage.N, err = d.DecodeUint32(); err != nil {
-		return err
-	}
-	t.Lineage.Hash, err = d.DecodeUint64()
-	return err
+	return parseTuple(buf[:], t)
 }
 
 // EncodeMsgpack writes a route as a 5-element array.
@@ -232,8 +242,12 @@ func (m *Message) EncodeMsgpack(e *msgpack.Encoder) error {
 	if err := e.EncodeArrayLen(len(m.Tuples)); err != nil {
 		return err
 	}
-	for i := range m.Tuples {
-		if err := m.Tuples[i].EncodeMsgpack(e); err != nil {
+	if len(m.Tuples) > 0 {
+		buf := make([]byte, 0, len(m.Tuples)*tupleWireSize)
+		for i := range m.Tuples {
+			buf = appendTuple(buf, &m.Tuples[i])
+		}
+		if _, err := e.Writer().Write(buf); err != nil {
 			return err
 		}
 	}
@@ -295,8 +309,12 @@ func (m *Message) DecodeMsgpack(d *msgpack.Decoder) error {
 	m.Tuples = nil
 	if n > 0 {
 		m.Tuples = make([]Tuple, n)
+		var buf [tupleWireSize]byte
 		for i := range m.Tuples {
-			if err := m.Tuples[i].DecodeMsgpack(d); err != nil {
+			if err := d.ReadFull(buf[:]); err != nil {
+				return fmt.Errorf("tuple %d: %w", i, err)
+			}
+			if err := parseTuple(buf[:], &m.Tuples[i]); err != nil {
 				return fmt.Errorf("tuple %d: %w", i, err)
 			}
 		}
@@ -325,7 +343,7 @@ func (m *Message) DecodeMsgpack(d *msgpack.Decoder) error {
 // within a few bytes.
 func (m *Message) WireSize() int {
 	n := 16 + len(m.From) + len(m.Type) + len(m.Body)
-	n += len(m.Tuples) * 48
+	n += len(m.Tuples) * tupleWireSize
 	if m.Route != nil {
 		n += 16 + len(m.Route.Primary)
 		for _, h := range m.Route.Receivers {

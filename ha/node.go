@@ -371,7 +371,7 @@ func (n *Node) notePeak() {
 	q := int64(len(n.log) - n.logHead)
 	if q > n.stats.PeakQueue {
 		n.stats.PeakQueue = q
-		n.stats.PeakQueueBytes = q * 48
+		n.stats.PeakQueueBytes = q * tupleWireSize
 	}
 }
 

@@ -1,0 +1,488 @@
+// Package classify is streamha's recovery classifier. It compares the output
+// log of a failure-free run (O_e, "expected") with the output log delivered in
+// a run with failures (O_f + O', "observed") and reports which kind of
+// recovery the run achieved, in the sense of Hwang et al., "High-Availability
+// Algorithms for Distributed Stream Processing" (ICDE 2005): precise,
+// rollback (repeating, convergent or divergent) or gap.
+//
+// It is used in-process by the simulator (which passes slices of [Output])
+// and by `streamha classify` on JSON Lines logs written by any system
+// (see [ReadJSONL]).
+//
+// # Outputs and identity
+//
+// Every output has a logical id, a canonical value text and optionally a
+// lineage count n (how many source tuples it reflects) and a delivery time t
+// in milliseconds. Two outputs are identical when they have the same id, the
+// same value text and — only when both carry n — the same n. Order matters
+// only within a key (the Key field); outputs without a key form one group, so
+// reordering across keys is never an anomaly.
+//
+// # Labels of observed deliveries
+//
+// Each observed delivery gets exactly one label, the first that applies:
+//   - "ok": it is identical to an expected output of that id not yet matched
+//     by an earlier delivery (an id expected k times may be delivered ok k
+//     times);
+//   - "duplicate": it is identical to an earlier delivery of that id;
+//   - "wrong": its id is expected but its value or n differs;
+//   - "spurious": its id is not expected at all.
+//
+// The counts of [Result] are computed whatever the type: Missing is the
+// number of expected ids never delivered, Duplicates, Wrong and Spurious are
+// the numbers of deliveries labelled so (a repeat of a wrong or spurious
+// delivery counts as a duplicate).
+//
+// # Type and subtype
+//
+// The rules are applied in this order:
+//   - precise: for every key, the observed sequence equals the expected
+//     sequence exactly (same ids, values and n, same order, nothing extra).
+//   - gap: some expected id is never delivered, or — when n is known on both
+//     sides — the last delivered copy of an expected id reflects fewer source
+//     tuples than expected. LostInputs sums the shortfall over expected ids:
+//     expected n − n of the last delivered copy when positive, and the whole
+//     expected n for an id never delivered (when n is known). If an id occurs
+//     several times in the expected log, its largest n counts.
+//   - rollback otherwise (no input lost), with the first subtype that applies:
+//
+// Rollback subtypes:
+//   - repeating: removing the duplicate deliveries gives exactly the expected
+//     sequence for every key;
+//   - convergent: for every key, the de-duplicated observed sequence ends in
+//     a non-empty suffix equal to the end of the expected sequence (a key
+//     with nothing expected but something observed cannot converge).
+//     ConvergedAt is where that (longest) suffix begins, the latest over
+//     keys: the delivery time in ms when every such first delivery carries a
+//     time, otherwise its 0-based index in the observed slice;
+//   - divergent: otherwise.
+//
+// # Explanations
+//
+// Explanations holds one plain-English sentence per anomaly: each missing id,
+// each group of identical copies of one delivery, each wrong and each
+// spurious delivery, and — for a key whose only difference is order — the
+// first position where its order departs from the failure-free run. Times
+// are shown in seconds with two decimals and related to the [Mark]s: inside
+// an interval mark "during <label>", else after the nearest preceding point
+// mark "after <label> at X s", else after the latest interval mark that
+// ended "after <label> at X–Y s", else before the first mark "before <label>
+// at X s". Unknown times are omitted. Sentences are in time order when every
+// output carries a time, otherwise in delivery order followed by the missing
+// ids in expected order. At most [MaxExplanations] sentences are given,
+// followed by one summary sentence of the rest: "… and N more anomalies
+// (M missing, D duplicates, W wrong, S spurious)", where D counts groups of
+// copies and ", R out of order" is added when some keys are only reordered. A precise run has no
+// explanations (an empty, non-nil slice).
+//
+// Classify is deterministic: the same input always gives an identical Result.
+// It runs in time linear in the size of the logs (maps keyed by id, no
+// formatting per delivery), about a second or less for a million outputs.
+package classify
+
+// Recovery types (Result.Type).
+const (
+	TypePrecise  = "precise"
+	TypeRollback = "rollback"
+	TypeGap      = "gap"
+)
+
+// Rollback subtypes (Result.Subtype).
+const (
+	SubtypeRepeating  = "repeating"
+	SubtypeConvergent = "convergent"
+	SubtypeDivergent  = "divergent"
+)
+
+// Delivery labels (Result.Status).
+const (
+	StatusOK        = "ok"
+	StatusDuplicate = "duplicate"
+	StatusWrong     = "wrong"
+	StatusSpurious  = "spurious"
+)
+
+// MaxExplanations is the number of anomaly sentences given before the rest
+// are summarised in one final sentence.
+const MaxExplanations = 25
+
+// Output is one delivered output.
+type Output struct {
+	ID    string  // logical id, e.g. "k03|w=9s" or "s0:17"
+	Key   string  // ordering group; "" = the single default group
+	Value string  // canonical text of the value (compared by string equality)
+	N     int64   // lineage count (number of source tuples reflected); valid when HasN
+	HasN  bool    // N is known
+	T     float64 // delivery time in ms; valid when HasT
+	HasT  bool    // T is known
+}
+
+// Mark is one annotated timeline point, used to phrase explanations, e.g.
+// {At: 9400, Label: "the crash of B"}, or an interval
+// {At: 9600, Until: 9900, Label: "the replay from upstream A"}.
+// Times are in ms; Until 0 means a point.
+type Mark struct {
+	At, Until float64
+	Label     string
+}
+
+// Result is the verdict of Classify.
+type Result struct {
+	Type       string `json:"type"`    // "precise" | "rollback" | "gap"
+	Subtype    string `json:"subtype"` // "repeating" | "convergent" | "divergent" | "" (precise, gap)
+	Missing    int    `json:"missing"`
+	Duplicates int    `json:"duplicates"`
+	Wrong      int    `json:"wrong"`
+	Spurious   int    `json:"spurious"`
+	LostInputs int64  `json:"lost_inputs"`
+	// ConvergedAt is the time in ms (or the delivery index when times are
+	// unknown) of the first delivery of the converged suffix, the latest
+	// over keys; nil unless Subtype is convergent.
+	ConvergedAt  *float64 `json:"converged_at"`
+	Explanations []string `json:"explanations"`
+	// Status labels each observed delivery (parallel to the observed slice):
+	// StatusOK, StatusDuplicate, StatusWrong or StatusSpurious.
+	Status []string `json:"-"`
+	// MissingIDs are the expected ids never delivered, in expected order.
+	MissingIDs []string `json:"-"`
+}
+
+// same reports whether a and b are identical outputs: same id and value,
+// and the same n when both carry one.
+func same(a, b *Output) bool {
+	return a.ID == b.ID && a.Value == b.Value && (!a.HasN || !b.HasN || a.N == b.N)
+}
+
+// keyTable maps key strings to dense indices in first-appearance order.
+type keyTable struct {
+	idx     map[string]int32
+	names   []string
+	lastKey string
+	lastIdx int32
+}
+
+func newKeyTable() *keyTable {
+	return &keyTable{idx: make(map[string]int32), lastIdx: -1}
+}
+
+func (k *keyTable) get(key string) int32 {
+	if k.lastIdx >= 0 && key == k.lastKey {
+		return k.lastIdx
+	}
+	i, ok := k.idx[key]
+	if !ok {
+		i = int32(len(k.names))
+		k.idx[key] = i
+		k.names = append(k.names, key)
+	}
+	k.lastKey, k.lastIdx = key, i
+	return i
+}
+
+// state is the working data of one Classify call.
+type state struct {
+	expected, observed []Output
+	nExpIDs            int
+	idMap              map[string]int32 // id -> id index (expected ids first)
+
+	idOfExp  []int32 // expected index -> id index
+	expHead  []int32 // id index -> first expected index
+	expNext  []int32 // expected index -> next expected index of the same id, -1
+	expN     []int64 // id index -> largest expected n
+	expHasN  []bool  // id index -> some expected copy carries n
+	idOfObs  []int32 // observed index -> id index
+	lastObs  []int32 // id index -> last observed index, -1
+	origin   []int32 // observed index -> first identical delivery (itself unless duplicate)
+	status   []string
+	keys     *keyTable
+	keyOfExp []int32
+	keyOfObs []int32
+	expByKey [][]int32 // key -> expected indices
+	dedByKey [][]int32 // key -> non-duplicate observed indices
+}
+
+// Classify compares the observed output log against the expected
+// (failure-free) one and reports the recovery type, the anomaly counts and
+// one explanation per anomaly, phrased with the marks. See the package
+// documentation for the exact rules.
+func Classify(expected, observed []Output, marks []Mark) Result {
+	s := &state{expected: expected, observed: observed, keys: newKeyTable()}
+	s.indexExpected()
+	res := Result{Explanations: []string{}, MissingIDs: []string{}}
+	s.labelObserved(&res)
+
+	// Missing ids and lost inputs.
+	for d := 0; d < s.nExpIDs; d++ {
+		last := s.lastObs[d]
+		if last < 0 {
+			res.Missing++
+			res.MissingIDs = append(res.MissingIDs, expected[s.expHead[d]].ID)
+			if s.expHasN[d] {
+				res.LostInputs += s.expN[d]
+			}
+			continue
+		}
+		if o := &observed[last]; o.HasN && s.expHasN[d] && o.N < s.expN[d] {
+			res.LostInputs += s.expN[d] - o.N
+		}
+	}
+	gap := res.Missing > 0 || s.anyShortfall()
+
+	equal := true // de-duplicated sequence equals expected for every key
+	for k := range s.keys.names {
+		if !s.keyEqual(k) {
+			equal = false
+			break
+		}
+	}
+
+	switch {
+	case equal && res.Duplicates == 0:
+		res.Type = TypePrecise
+	case gap:
+		res.Type = TypeGap
+	case equal:
+		res.Type, res.Subtype = TypeRollback, SubtypeRepeating
+	default:
+		res.Type = TypeRollback
+		if at, ok := s.convergence(); ok {
+			res.Subtype = SubtypeConvergent
+			res.ConvergedAt = &at
+		} else {
+			res.Subtype = SubtypeDivergent
+		}
+	}
+	res.Status = s.status
+	if res.Type != TypePrecise {
+		res.Explanations = s.explain(&res, newMarkIndex(marks))
+	}
+	return res
+}
+
+// indexExpected builds the id and key indices of the expected log.
+func (s *state) indexExpected() {
+	ne := len(s.expected)
+	ids := make(map[string]int32, ne)
+	s.idOfExp = make([]int32, ne)
+	s.expNext = make([]int32, ne)
+	s.keyOfExp = make([]int32, ne)
+	s.expHead = make([]int32, 0, ne)
+	var expTail []int32
+	for i := range s.expected {
+		e := &s.expected[i]
+		d, ok := ids[e.ID]
+		if !ok {
+			d = int32(len(s.expHead))
+			ids[e.ID] = d
+			s.expHead = append(s.expHead, int32(i))
+			expTail = append(expTail, int32(i))
+			s.expN = append(s.expN, e.N)
+			s.expHasN = append(s.expHasN, e.HasN)
+		} else {
+			s.expNext[expTail[d]] = int32(i)
+			expTail[d] = int32(i)
+			if e.HasN && (!s.expHasN[d] || e.N > s.expN[d]) {
+				s.expN[d], s.expHasN[d] = e.N, true
+			}
+		}
+		s.idOfExp[i] = d
+		s.expNext[i] = -1
+		k := s.keys.get(e.Key)
+		s.keyOfExp[i] = k
+		for int(k) >= len(s.expByKey) {
+			s.expByKey = append(s.expByKey, nil)
+		}
+		s.expByKey[k] = append(s.expByKey[k], int32(i))
+	}
+	s.nExpIDs = len(s.expHead)
+	s.idMap = ids
+}
+
+// labelObserved labels every observed delivery and counts the labels.
+func (s *state) labelObserved(res *Result) {
+	no := len(s.observed)
+	ids := s.idMap
+	consumed := make([]bool, len(s.expected))
+	s.status = make([]string, no)
+	s.origin = make([]int32, no)
+	s.idOfObs = make([]int32, no)
+	s.keyOfObs = make([]int32, no)
+	varNext := make([]int32, no) // observed index -> next distinct variant of the same id
+	varHead := make([]int32, s.nExpIDs)
+	varTail := make([]int32, s.nExpIDs)
+	s.lastObs = make([]int32, s.nExpIDs)
+	for d := range varHead {
+		varHead[d], varTail[d], s.lastObs[d] = -1, -1, -1
+	}
+	s.dedByKey = make([][]int32, len(s.expByKey))
+	for k, e := range s.expByKey {
+		s.dedByKey[k] = make([]int32, 0, len(e))
+	}
+	// cur is the expected index following the last matched id: observed
+	// logs mostly follow the expected order, so comparing with it first
+	// avoids most map lookups (and their cache misses) on large logs.
+	cur := 0
+	for i := range s.observed {
+		o := &s.observed[i]
+		var d, k int32
+		if cur < len(s.expected) && s.expected[cur].ID == o.ID {
+			d = s.idOfExp[cur]
+			k = -1
+			if s.expected[cur].Key == o.Key {
+				k = s.keyOfExp[cur]
+			}
+			cur++
+		} else {
+			var ok bool
+			d, ok = ids[o.ID]
+			switch {
+			case !ok:
+				d = int32(len(varHead))
+				ids[o.ID] = d
+				varHead = append(varHead, -1)
+				varTail = append(varTail, -1)
+				s.lastObs = append(s.lastObs, -1)
+			case int(d) < s.nExpIDs:
+				cur = int(s.expHead[d]) + 1
+			}
+			k = -1
+		}
+		s.idOfObs[i] = d
+		st := ""
+		if int(d) < s.nExpIDs {
+			for e := s.expHead[d]; e >= 0; e = s.expNext[e] {
+				if !consumed[e] && same(&s.expected[e], o) {
+					consumed[e] = true
+					st = StatusOK
+					break
+				}
+			}
+		}
+		match := int32(-1)
+		for v := varHead[d]; v >= 0; v = varNext[v] {
+			if same(&s.observed[v], o) {
+				match = v
+				break
+			}
+		}
+		s.origin[i] = int32(i)
+		if st == "" && match >= 0 {
+			st = StatusDuplicate
+			s.origin[i] = match
+			res.Duplicates++
+		} else {
+			if match < 0 { // a new distinct variant of this id
+				varNext[i] = -1
+				if varTail[d] < 0 {
+					varHead[d] = int32(i)
+				} else {
+					varNext[varTail[d]] = int32(i)
+				}
+				varTail[d] = int32(i)
+			}
+			switch {
+			case st != "":
+			case int(d) < s.nExpIDs:
+				st = StatusWrong
+				res.Wrong++
+			default:
+				st = StatusSpurious
+				res.Spurious++
+			}
+		}
+		s.status[i] = st
+		s.lastObs[d] = int32(i)
+		if k < 0 {
+			k = s.keys.get(o.Key)
+		}
+		s.keyOfObs[i] = k
+		for int(k) >= len(s.dedByKey) {
+			s.dedByKey = append(s.dedByKey, nil)
+			s.expByKey = append(s.expByKey, nil)
+		}
+		if st != StatusDuplicate {
+			s.dedByKey[k] = append(s.dedByKey[k], int32(i))
+		}
+	}
+}
+
+// anyShortfall reports whether the last delivered copy of some expected id
+// reflects fewer source tuples than expected.
+func (s *state) anyShortfall() bool {
+	for d := 0; d < s.nExpIDs; d++ {
+		if s.shortfall(int32(d)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// shortfall is expected n − n of the last delivered copy of id d when both
+// are known and positive, else 0 (also 0 for an id never delivered).
+func (s *state) shortfall(d int32) int64 {
+	if int(d) >= s.nExpIDs || !s.expHasN[d] {
+		return 0
+	}
+	last := s.lastObs[d]
+	if last < 0 {
+		return 0
+	}
+	if o := &s.observed[last]; o.HasN && o.N < s.expN[d] {
+		return s.expN[d] - o.N
+	}
+	return 0
+}
+
+// keyEqual reports whether the de-duplicated observed sequence of key k
+// equals its expected sequence.
+func (s *state) keyEqual(k int) bool {
+	e, o := s.expByKey[k], s.dedByKey[k]
+	if len(e) != len(o) {
+		return false
+	}
+	for i := range e {
+		if !same(&s.expected[e[i]], &s.observed[o[i]]) {
+			return false
+		}
+	}
+	return true
+}
+
+// commonSuffix is the length of the longest common suffix of the expected
+// and de-duplicated observed sequences of key k.
+func (s *state) commonSuffix(k int) int {
+	e, o := s.expByKey[k], s.dedByKey[k]
+	n := 0
+	for n < len(e) && n < len(o) && same(&s.expected[e[len(e)-1-n]], &s.observed[o[len(o)-1-n]]) {
+		n++
+	}
+	return n
+}
+
+// convergence reports whether every key converges, and where: the latest
+// first delivery of the converged suffixes, as a time in ms when all of
+// them carry a time, else as an observed index.
+func (s *state) convergence() (float64, bool) {
+	if len(s.keys.names) == 0 {
+		return 0, false
+	}
+	maxT, maxIdx, allT := 0.0, int32(-1), true
+	for k := range s.keys.names {
+		n := s.commonSuffix(k)
+		if n == 0 {
+			return 0, false
+		}
+		o := s.dedByKey[k]
+		start := o[len(o)-n]
+		maxIdx = max(maxIdx, start)
+		if ob := &s.observed[start]; !ob.HasT {
+			allT = false
+		} else if k == 0 || ob.T > maxT {
+			maxT = ob.T
+		}
+	}
+	if allT {
+		return maxT, true
+	}
+	return float64(maxIdx), true
+}
