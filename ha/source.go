@@ -68,6 +68,7 @@ type generator struct {
 	zipf   *rand.Zipf
 	n      int64         // tuples generated so far
 	next   time.Duration // scheduled time of the next tuple
+	wake   time.Duration // intended time of the last wake-up
 }
 
 func newGenerator(spec SourceSpec, stream uint32, rng *rand.Rand) *generator {

@@ -105,12 +105,14 @@ type Experiment struct {
 	Strategy StrategyConfig `yaml:"strategy,omitempty"`
 	// Strategies lists several strategies to compare.
 	Strategies []StrategyConfig `yaml:"strategies,omitempty"`
-	Spares     int              `yaml:"spares"`
-	Fencing    *bool            `yaml:"fencing,omitempty"`
-	Network    NetworkConfig    `yaml:"network"`
-	CPU        CPUConfig        `yaml:"cpu"`
-	Detector   DetectorConfig   `yaml:"detector"`
-	Faults     []FaultConfig    `yaml:"faults"`
+	// Spares is the number of idle hosts per node available for
+	// takeovers (default 2).
+	Spares   *int           `yaml:"spares,omitempty"`
+	Fencing  *bool          `yaml:"fencing,omitempty"`
+	Network  NetworkConfig  `yaml:"network"`
+	CPU      CPUConfig      `yaml:"cpu"`
+	Detector DetectorConfig `yaml:"detector"`
+	Faults   []FaultConfig  `yaml:"faults"`
 }
 
 // SourceConfig configures the source(s).
@@ -274,6 +276,10 @@ func (e *Experiment) fillDefaults() {
 	if e.Name == "" {
 		e.Name = "experiment"
 	}
+	if e.Spares == nil {
+		two := 2
+		e.Spares = &two
+	}
 	if e.Duration == 0 {
 		e.Duration = Duration(20 * time.Second)
 	}
@@ -323,8 +329,8 @@ func (e *Experiment) Validate() error {
 	if len(e.Nodes) == 0 {
 		return fmt.Errorf("nodes: at least one node is needed")
 	}
-	if e.Spares < 0 {
-		return fmt.Errorf("spares: must not be negative, got %d", e.Spares)
+	if *e.Spares < 0 {
+		return fmt.Errorf("spares: must not be negative, got %d", *e.Spares)
 	}
 	seen := map[string]bool{}
 	for i, n := range e.Nodes {
@@ -505,7 +511,7 @@ func (e *Experiment) sourceSpec(stream int) ha.SourceSpec {
 func (e *Experiment) fragHosts(i, replicas int) []string {
 	name := e.Nodes[i].Name
 	hs := []string{name}
-	for k := 1; k < replicas+e.Spares; k++ {
+	for k := 1; k < replicas+*e.Spares; k++ {
 		hs = append(hs, name+"."+strconv.Itoa(k))
 	}
 	return hs

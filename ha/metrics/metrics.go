@@ -135,12 +135,27 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 func ptr(f float64) *float64 { return &f }
 
-// FirstFault returns the time of the first fault event in a trace.
+// FirstFault returns the fault that recovery is measured from: the first
+// crash, or when nothing crashed, the first pause or partition that some
+// node detected (a pause shorter than the detector timeout is invisible
+// to the strategies and is not a failure they recover from).
 func FirstFault(trace []ha.Event) (time.Duration, string, bool) {
 	for _, e := range trace {
-		switch e.Kind {
-		case ha.EvCrash, ha.EvPause, ha.EvPartition:
+		if e.Kind == ha.EvCrash {
 			return e.T, e.Host, true
+		}
+	}
+	var pending []ha.Event
+	for _, e := range trace {
+		switch e.Kind {
+		case ha.EvPause, ha.EvPartition:
+			pending = append(pending, e)
+		case ha.EvDetect:
+			for _, f := range pending {
+				if f.Kind == ha.EvPartition || f.Host == e.Peer {
+					return f.T, f.Host, true
+				}
+			}
 		}
 	}
 	return 0, "", false
@@ -189,6 +204,7 @@ func RecoveryOf(reference, faulty []ha.Event) Recovery {
 	if r.Explanations == nil {
 		r.Explanations = []string{}
 	}
+	r.LostInputs = lostInputs(exp, obs)
 	fault, host, ok := FirstFault(faulty)
 	if !ok {
 		return r
@@ -201,6 +217,43 @@ func RecoveryOf(reference, faulty []ha.Event) Recovery {
 	r.MaxAddedLatencyMs = maxAdded(exp, obs)
 	r.UnavailableMs = unavailable(exp, obs)
 	return r
+}
+
+// lostInputs counts source tuples whose effect never reached the output,
+// from lineage counts: per window or per source id, the shortfall of the
+// last delivered copy (all of it when never delivered); for running
+// aggregates, whose every output reflects all history of its key, the
+// largest shortfall of the key, so a lost tuple is not counted once per
+// later output.
+func lostInputs(exp, obs []Delivery) int64 {
+	last := make(map[ha.OutputID]uint32, len(obs))
+	for _, d := range obs {
+		last[d.Tuple.ID] = d.Tuple.Lineage.N
+	}
+	var total int64
+	running := map[uint32]int64{}
+	seen := make(map[ha.OutputID]bool, len(exp))
+	for _, d := range exp {
+		id := d.Tuple.ID
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		got := last[id]
+		short := int64(d.Tuple.Lineage.N) - int64(got)
+		if short <= 0 {
+			continue
+		}
+		if id.Kind == ha.IDKey {
+			running[id.Key] = max(running[id.Key], short)
+			continue
+		}
+		total += short
+	}
+	for _, s := range running {
+		total += s
+	}
+	return total
 }
 
 func detection(trace []ha.Event, fault time.Duration, host string) *float64 {

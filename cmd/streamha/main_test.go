@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := execute(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+func TestRunDefaultPrintsTableAndWritesResults(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "run", "--strategy", "amnesia", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "strategy")
+	assert.Contains(t, out, "amnesia")
+	assert.Contains(t, out, "gap")
+	assert.Contains(t, out, "results written to "+dir)
+	for _, f := range []string{"result.json", "trace-amnesia.jsonl", "trace-reference.jsonl"} {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+}
+
+func TestRunJSONIsTheResult(t *testing.T) {
+	code, out, errOut := runCLI(t, "run", "--strategy", "amnesia", "--json", "--no-out", "--seed", "9")
+	require.Equal(t, 0, code, errOut)
+	var res struct {
+		Seed uint64 `json:"seed"`
+		Mode string `json:"mode"`
+		Runs []struct {
+			Strategy string `json:"strategy"`
+			Recovery struct {
+				Type       string `json:"type"`
+				LostInputs int64  `json:"lost_inputs"`
+			} `json:"recovery"`
+			Overhead map[string]any `json:"overhead"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Equal(t, uint64(9), res.Seed)
+	assert.Equal(t, "sim", res.Mode)
+	require.Len(t, res.Runs, 1)
+	assert.Equal(t, "gap", res.Runs[0].Recovery.Type)
+	assert.Positive(t, res.Runs[0].Recovery.LostInputs)
+	for _, k := range []string{"messages", "bytes", "cpu", "peak_queue", "messages_ratio", "bytes_ratio", "cpu_ratio"} {
+		assert.Contains(t, res.Runs[0].Overhead, k)
+	}
+}
+
+func TestRunSameSeedSameResultFile(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b} {
+		code, _, errOut := runCLI(t, "run", "--strategy", "amnesia", "--out", d)
+		require.Equal(t, 0, code, errOut)
+	}
+	ra, err := os.ReadFile(filepath.Join(a, "result.json"))
+	require.NoError(t, err)
+	rb, err := os.ReadFile(filepath.Join(b, "result.json"))
+	require.NoError(t, err)
+	require.Equal(t, ra, rb)
+}
+
+func TestBadInputExitsTwo(t *testing.T) {
+	good := writeFile(t, "good.jsonl", `{"id":"a","value":1}`+"\n")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown strategy", []string{"run", "--strategy", "paxos", "--no-out"}, `unknown strategy "paxos"`},
+		{"missing config", []string{"run", "--config", "/nonexistent/x.yaml", "--no-out"}, "x.yaml"},
+		{"malformed config", []string{"run", "--no-out", "--config", writeFile(t, "bad.yaml", "nodes: [")}, "bad.yaml"},
+		{"unknown field", []string{"run", "--no-out", "--config", writeFile(t, "f.yaml", "source: {rate: 1, keys: 1}\nnodez: []\n")}, "nodez"},
+		{"negative duration", []string{"run", "--no-out", "--config", writeFile(t, "d.yaml", "duration: -2s\n")}, "negative"},
+		{"unknown node in fault", []string{"run", "--no-out", "--config", writeFile(t, "n.yaml", "source: {rate: 10, keys: 1}\nnodes: [{name: A, ops: [{map: {}}]}]\nfaults: [{at: 1s, crash: Q}]\n")}, `unknown node "Q"`},
+		{"unknown flag", []string{"run", "--frobnicate"}, "unknown flag"},
+		{"stray argument", []string{"run", "extra"}, "unknown command"},
+		{"classify missing flags", []string{"classify"}, "--expected"},
+		{"classify missing file", []string{"classify", "--expected", good, "--observed", "/nonexistent/o.jsonl"}, "o.jsonl"},
+		{"classify bad line", []string{"classify", "--expected", good, "--observed", writeFile(t, "o.jsonl", `{"id":"a"}`+"\n{oops\n")}, "o.jsonl:2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, tc.args...)
+			require.Equal(t, 2, code, errOut)
+			require.Contains(t, errOut, tc.want)
+			require.NotContains(t, errOut, "panic")
+		})
+	}
+}
+
+func TestClassifyCommand(t *testing.T) {
+	exp := writeFile(t, "e.jsonl", `{"id":"w1","value":10,"n":5}`+"\n"+`{"id":"w2","value":20,"n":5}`+"\n")
+	obs := writeFile(t, "o.jsonl", `{"id":"w1","value":10,"n":5,"t":1000}`+"\n"+`{"id":"w1","value":10,"n":5,"t":1500}`+"\n"+`{"id":"w2","value":20,"n":5,"t":2000}`+"\n")
+	code, out, errOut := runCLI(t, "classify", "--expected", exp, "--observed", obs, "--json")
+	require.Equal(t, 0, code, errOut)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Equal(t, "rollback", res["type"])
+	assert.Equal(t, "repeating", res["subtype"])
+	assert.EqualValues(t, 1, res["duplicates"])
+	code, out, _ = runCLI(t, "classify", "--expected", exp, "--observed", exp)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "recovery: precise")
+}
+
+func TestStrategiesListsRegistry(t *testing.T) {
+	code, out, _ := runCLI(t, "strategies")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "amnesia")
+	assert.NotContains(t, out, "\nnone\n", "the no-HA baseline is hidden unless --all")
+	_, out, _ = runCLI(t, "strategies", "--all")
+	assert.Contains(t, out, "none")
+}

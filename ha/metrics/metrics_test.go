@@ -1,0 +1,124 @@
+package metrics_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
+)
+
+const ms = time.Millisecond
+
+// deliver builds a sink delivery of window output k at time at with the
+// given latency (Emit = at - latency) and lineage count n.
+func deliver(at time.Duration, key uint32, win int64, latency time.Duration, n uint32) ha.Event {
+	return ha.Event{T: at, Kind: ha.EvDeliver, Host: "sink", Tuple: &ha.Tuple{
+		Key: key, Emit: int64(at - latency), Value: float64(n),
+		ID: ha.OutputID{Kind: ha.IDWindow, Key: key, X: win}, Lineage: ha.Lineage{N: n},
+	}}
+}
+
+// steady is a reference run: one output every 100 ms with 3 ms latency.
+func steady(n int) []ha.Event {
+	var tr []ha.Event
+	for i := 1; i <= n; i++ {
+		tr = append(tr, deliver(time.Duration(i)*100*ms, 0, int64(i), 3*ms, 10))
+	}
+	return tr
+}
+
+func TestRecoveryFigures(t *testing.T) {
+	ref := steady(30)
+	// The faulty run: a crash at 1.05 s, detection at 1.25 s, takeover at
+	// 1.26 s; outputs 11–13 arrive late (catch-up), output 14 on time.
+	var faulty []ha.Event
+	for _, e := range ref[:10] {
+		faulty = append(faulty, e)
+	}
+	faulty = append(faulty,
+		ha.Event{T: 1050 * ms, Kind: ha.EvCrash, Host: "B"},
+		ha.Event{T: 1250 * ms, Kind: ha.EvDetect, Host: "B.1", Peer: "B"},
+		ha.Event{T: 1260 * ms, Kind: ha.EvTakeover, Host: "B.1", Peer: "B", Epoch: 1},
+		deliver(1300*ms, 0, 11, 200*ms, 10),
+		deliver(1310*ms, 0, 12, 110*ms, 10),
+		deliver(1320*ms, 0, 13, 20*ms, 10),
+	)
+	faulty = append(faulty, ref[13:]...)
+	r := metrics.RecoveryOf(ref, faulty)
+	assert.Equal(t, "precise", r.Type)
+	require.NotNil(t, r.DetectionMs)
+	assert.InDelta(t, 200, *r.DetectionMs, 1e-9)
+	require.NotNil(t, r.RecoveryMs)
+	// The last slow output is #13 at 1.32 s; the next (#14 at 1.4 s) is back to normal.
+	assert.InDelta(t, 350, *r.RecoveryMs, 1e-9)
+	assert.InDelta(t, 197, r.MaxAddedLatencyMs, 1e-9)
+	// Longest gap 1.0 → 1.3 s = 300 ms, normal gap 100 ms.
+	assert.InDelta(t, 200, r.UnavailableMs, 1e-9)
+}
+
+func TestRecoveryNeverBeforeTakeover(t *testing.T) {
+	ref := steady(20)
+	faulty := append([]ha.Event{}, ref...)
+	faulty = append(faulty,
+		ha.Event{T: 1050 * ms, Kind: ha.EvCrash, Host: "B"},
+		ha.Event{T: 1250 * ms, Kind: ha.EvDetect, Host: "B.1", Peer: "B"},
+		ha.Event{T: 1260 * ms, Kind: ha.EvTakeover, Host: "B.1"},
+		ha.Event{T: 1275 * ms, Kind: ha.EvCaughtUp, Host: "B.1"},
+	)
+	r := metrics.RecoveryOf(ref, faulty)
+	require.NotNil(t, r.RecoveryMs)
+	assert.InDelta(t, 225, *r.RecoveryMs, 1e-9, "service is back only once the takeover caught up")
+}
+
+func TestLostInputsCountsEachTupleOnce(t *testing.T) {
+	running := func(at time.Duration, upd int64, n uint32) ha.Event {
+		return ha.Event{T: at, Kind: ha.EvDeliver, Tuple: &ha.Tuple{Key: 1, Emit: int64(at), ID: ha.OutputID{Kind: ha.IDKey, Key: 1, X: upd}, Lineage: ha.Lineage{N: n}}}
+	}
+	ref := []ha.Event{running(1*ms, 1, 1), running(2*ms, 2, 2), running(3*ms, 3, 3), running(4*ms, 4, 4)}
+	// Restarted after update 2 lost its state: later outputs miss 2 inputs each.
+	faulty := []ha.Event{running(1*ms, 1, 1), running(2*ms, 2, 2), running(3*ms, 3, 1), running(4*ms, 4, 2)}
+	r := metrics.RecoveryOf(ref, faulty)
+	assert.Equal(t, "gap", r.Type)
+	assert.EqualValues(t, 2, r.LostInputs, "a running aggregate's lost tuples count once, not once per later output")
+
+	wins := steady(3)
+	short := []ha.Event{wins[0], deliver(200*ms, 0, 2, 3*ms, 4)}
+	r = metrics.RecoveryOf(wins, short)
+	assert.EqualValues(t, 6+10, r.LostInputs, "windows: shortfall of #2 plus all of the missing #3")
+	assert.Equal(t, 1, r.Missing)
+}
+
+func TestFirstFaultIgnoresUndetectedPause(t *testing.T) {
+	tr := []ha.Event{
+		{T: 1 * time.Second, Kind: ha.EvPause, Host: "B"},
+		{T: 3 * time.Second, Kind: ha.EvPause, Host: "C"},
+		{T: 3300 * ms, Kind: ha.EvDetect, Host: "A", Peer: "C"},
+	}
+	at, host, ok := metrics.FirstFault(tr)
+	require.True(t, ok)
+	assert.Equal(t, 3*time.Second, at)
+	assert.Equal(t, "C", host)
+	tr = append(tr, ha.Event{T: 5 * time.Second, Kind: ha.EvCrash, Host: "D"})
+	at, host, _ = metrics.FirstFault(tr)
+	assert.Equal(t, 5*time.Second, at, "a crash takes precedence")
+	assert.Equal(t, "D", host)
+}
+
+func TestOverheadRatios(t *testing.T) {
+	stats := func(host string, msgs, bytes, cpu, peak int64) ha.Event {
+		return ha.Event{Kind: ha.EvStats, Host: host, Stats: &ha.NodeStats{Messages: msgs, Bytes: bytes, CPU: cpu, PeakQueue: peak}}
+	}
+	base := metrics.OverheadOf([]ha.Event{stats("A", 100, 1000, 2e6, 0), stats("B", 100, 1000, 2e6, 0)}, nil)
+	o := metrics.OverheadOf([]ha.Event{stats("A", 200, 2100, 4e6, 50), stats("A.1", 100, 1000, 4e6, 70)}, &base)
+	require.NotNil(t, o.MessagesRatio)
+	assert.InDelta(t, 1.5, *o.MessagesRatio, 1e-9)
+	assert.InDelta(t, 1.55, *o.BytesRatio, 1e-9)
+	assert.InDelta(t, 2.0, *o.CPURatio, 1e-9)
+	assert.Nil(t, o.PeakQueueRatio, "no ratio against a zero baseline")
+	assert.EqualValues(t, 70, o.PeakQueue)
+	assert.Len(t, o.Nodes, 2)
+}

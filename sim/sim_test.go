@@ -1,0 +1,227 @@
+package sim_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/strategies"
+)
+
+// mapQuery is a one-node pass-through query at 1000 tuples/s: every source
+// tuple becomes one output, so the network model is visible per tuple.
+const mapQuery = `
+name: net
+seed: 7
+duration: 4s
+drain: 1s
+source: {rate: 1000, keys: 4}
+nodes:
+  - {name: A, ops: [{map: {scale: 1}}]}
+network: {latency: 1ms, bandwidth: 1Gbps}
+cpu: {per_op: 1us, per_byte: 1ns, per_event: 1us}
+detector: {heartbeat: 50ms, timeout: 200ms}
+`
+
+func runTrace(t *testing.T, yaml string, strategy string) []ha.Event {
+	t.Helper()
+	e, err := sim.Parse([]byte(yaml), "test")
+	require.NoError(t, err)
+	st, err := strategies.Build(strategy, e.ParamsFor(strategy))
+	require.NoError(t, err)
+	cfg, err := e.SimConfig(st, false)
+	require.NoError(t, err)
+	out, err := sim.Run(cfg)
+	require.NoError(t, err)
+	return out.Trace
+}
+
+// latencyIn returns the latencies of outputs emitted (intended) in [from, to).
+func latencyIn(ds []metrics.Delivery, from, to time.Duration) []time.Duration {
+	var l []time.Duration
+	for _, d := range ds {
+		if e := time.Duration(d.Tuple.Emit); e >= from && e < to {
+			l = append(l, d.Latency())
+		}
+	}
+	return l
+}
+
+func maxDur(ls []time.Duration) time.Duration {
+	var m time.Duration
+	for _, l := range ls {
+		m = max(m, l)
+	}
+	return m
+}
+
+func meanDur(ls []time.Duration) time.Duration {
+	if len(ls) == 0 {
+		return 0
+	}
+	var s time.Duration
+	for _, l := range ls {
+		s += l
+	}
+	return s / time.Duration(len(ls))
+}
+
+func TestNetworkModel(t *testing.T) {
+	base := metrics.Deliveries(runTrace(t, mapQuery, "none"))
+	require.Equal(t, 3999, len(base), "every source tuple is delivered once without faults")
+	require.Less(t, maxDur(latencyIn(base, 0, 4*time.Second)), 5*time.Millisecond)
+
+	t.Run("delay", func(t *testing.T) {
+		ds := metrics.Deliveries(runTrace(t, mapQuery+"faults: [{at: 1s, for: 1s, delay: {from: A, to: sink, extra: 50ms}}]\n", "none"))
+		require.Equal(t, 3999, len(ds), "delay loses nothing")
+		in := latencyIn(ds, 1100*time.Millisecond, 1900*time.Millisecond)
+		require.NotEmpty(t, in)
+		for _, l := range in {
+			require.GreaterOrEqual(t, l, 50*time.Millisecond)
+		}
+		assert.Less(t, maxDur(latencyIn(ds, 2500*time.Millisecond, 4*time.Second)), 5*time.Millisecond, "latency returns to normal")
+	})
+	t.Run("bandwidth", func(t *testing.T) {
+		// 1000 tuples/s of ~100-byte messages is ~0.8 Mbit/s: at 600 kbit/s the link is saturated.
+		y := `
+name: bw
+seed: 7
+duration: 4s
+drain: 10s
+source: {rate: 1000, keys: 4}
+nodes:
+  - {name: A, ops: [{map: {scale: 1}}]}
+network: {latency: 1ms, bandwidth: 600kbps}
+`
+		ds := metrics.Deliveries(runTrace(t, y, "none"))
+		require.Equal(t, 3999, len(ds))
+		early, late := meanDur(latencyIn(ds, 0, time.Second)), meanDur(latencyIn(ds, 3*time.Second, 4*time.Second))
+		assert.Greater(t, late, 4*early, "a saturated link builds a queue: latency grows over time (early %s, late %s)", early, late)
+		assert.Greater(t, late, 100*time.Millisecond)
+	})
+	t.Run("loss", func(t *testing.T) {
+		tr := runTrace(t, mapQuery+"faults: [{at: 1s, for: 1s, loss: {from: src, to: A, p: 0.5}}]\n", "none")
+		ds := metrics.Deliveries(tr)
+		lost := 3999 - len(ds)
+		assert.InDelta(t, 500, lost, 100, "about half of one second of input is lost")
+		var gaps int64
+		for _, e := range tr {
+			if e.Kind == ha.EvStats && e.Host == "A" {
+				gaps = e.Stats.InputGaps
+			}
+		}
+		assert.Equal(t, int64(lost), gaps, "A counts every lost input seq")
+	})
+	t.Run("partition", func(t *testing.T) {
+		tr := runTrace(t, mapQuery+"faults: [{at: 1s, for: 1s, partition: [[A], [sink]]}]\n", "none")
+		ds := metrics.Deliveries(tr)
+		for _, d := range ds {
+			assert.False(t, d.T > 1010*time.Millisecond && d.T < 2*time.Second, "nothing crosses the partition (delivery at %s)", d.T)
+		}
+		// One second is cut; A also sends nothing to the sink it declared
+		// dead until it sees it alive again, one heartbeat (50 ms) after the heal.
+		assert.InDelta(t, 2950, len(ds), 10)
+		detected := false
+		for _, e := range tr {
+			if e.Kind == ha.EvDetect && e.Host == "sink" && e.Peer == "A" {
+				detected = true
+				assert.Greater(t, e.T, 1200*time.Millisecond)
+			}
+		}
+		assert.True(t, detected, "the detector sees the partition")
+	})
+}
+
+func TestCPUQueueing(t *testing.T) {
+	// 1000 tuples/s at 500 µs per tuple loads A to 50 %. A 150 ms pause
+	// (shorter than the detector timeout) leaves a backlog that drains at
+	// the spare capacity: latency jumps, then falls back; nothing is lost.
+	y := `
+name: cpu
+seed: 3
+duration: 3s
+drain: 1s
+source: {rate: 1000, keys: 4}
+nodes:
+  - {name: A, ops: [{map: {scale: 1}}]}
+network: {latency: 1ms}
+cpu: {per_op: 500us, per_event: 0s, per_byte: 0s}
+detector: {heartbeat: 50ms, timeout: 500ms}
+faults: [{at: 1s, pause: A, for: 150ms}]
+`
+	ds := metrics.Deliveries(runTrace(t, y, "none"))
+	require.Equal(t, 2999, len(ds))
+	first := latencyIn(ds, 1000*time.Millisecond, 1010*time.Millisecond)
+	require.NotEmpty(t, first)
+	assert.Greater(t, first[0], 140*time.Millisecond, "the first tuple waited out the pause")
+	mid := meanDur(latencyIn(ds, 1100*time.Millisecond, 1150*time.Millisecond))
+	assert.Less(t, mid, first[0], "the backlog drains")
+	assert.Less(t, maxDur(latencyIn(ds, 1600*time.Millisecond, 3*time.Second)), 5*time.Millisecond, "caught up")
+}
+
+func TestDeterminism(t *testing.T) {
+	run := func(seed int) []byte {
+		e := sim.Default()
+		e.Seed = uint64(seed)
+		cmp, err := sim.Compare(e, []string{"amnesia"})
+		require.NoError(t, err)
+		b, err := json.Marshal(cmp.Result)
+		require.NoError(t, err)
+		tr, err := json.Marshal(cmp.Runs[0].Trace)
+		require.NoError(t, err)
+		return append(b, tr...)
+	}
+	a, b := run(42), run(42)
+	require.Equal(t, a, b, "the same seed gives a byte-identical result and trace")
+	require.NotEqual(t, a, run(43), "another seed gives another result")
+}
+
+func TestDefaultExperimentAmnesiaIsGap(t *testing.T) {
+	cmp, err := sim.Compare(sim.Default(), []string{"amnesia"})
+	require.NoError(t, err)
+	r := cmp.Result.Runs[0].Recovery
+	assert.Equal(t, "gap", r.Type)
+	assert.True(t, r.Missing > 0 || r.LostInputs > 0, "amnesia loses the crashed window's state")
+	assert.Positive(t, r.LostInputs)
+	require.NotNil(t, r.DetectionMs)
+	assert.InDelta(t, 225, *r.DetectionMs, 30, "detection = timeout + a heartbeat phase")
+	require.NotNil(t, r.RecoveryMs)
+	assert.GreaterOrEqual(t, *r.RecoveryMs, *r.DetectionMs)
+	assert.NotEmpty(t, r.Explanations)
+	assert.Equal(t, "convergent-capable", cmp.Result.QueryClass)
+	assert.Equal(t, []string{"crash B at 10.4s"}, cmp.Result.Faults)
+}
+
+func TestNoHAStaysDown(t *testing.T) {
+	tr := runTrace(t, mapQuery+"faults: [{at: 2s, crash: A}]\n", "none")
+	ds := metrics.Deliveries(tr)
+	for _, d := range ds {
+		require.Less(t, d.T, 2010*time.Millisecond, "nothing after the crash without HA")
+	}
+	require.InDelta(t, 2000, len(ds), 5)
+}
+
+func TestFaultOnUnknownReplica(t *testing.T) {
+	e, err := sim.Parse([]byte(mapQuery+"spares: 1\nfaults: [{at: 2s, crash: A.3}]\n"), "t")
+	require.NoError(t, err, "A.3 is a valid replica name")
+	st, err := strategies.Build("amnesia", nil)
+	require.NoError(t, err)
+	_, err = e.SimConfig(st, false)
+	require.ErrorIs(t, err, sim.ErrConfig)
+	require.Contains(t, err.Error(), `"A.3"`)
+	require.Contains(t, err.Error(), "spares")
+}
+
+func Example() {
+	cmp, _ := sim.Compare(sim.Default(), []string{"amnesia"})
+	r := cmp.Result.Runs[0].Recovery
+	fmt.Println(r.Type, r.Missing, r.Wrong > 0)
+	// Output: gap 0 true
+}
