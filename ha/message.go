@@ -338,6 +338,22 @@ func (m *Message) DecodeMsgpack(d *msgpack.Decoder) error {
 	return err
 }
 
+// Validate checks what a decoder alone cannot: a msgpack nil decodes into
+// a zero Message without calling DecodeMsgpack, so receivers validate every
+// message read from the wire.
+func (m *Message) Validate() error {
+	if m.Kind == 0 || m.Kind > KindStrategy {
+		return fmt.Errorf("%w: unknown kind %d", ErrMalformed, m.Kind)
+	}
+	if m.Kind == KindRoute && m.Route == nil {
+		return fmt.Errorf("%w: route message without a route", ErrMalformed)
+	}
+	if len(m.Tuples) > MaxTuplesPerMessage {
+		return fmt.Errorf("%w: %d tuples in one message", ErrMalformed, len(m.Tuples))
+	}
+	return nil
+}
+
 // WireSize estimates the encoded size of m in bytes without encoding it;
 // the simulator uses it to charge bandwidth. It is exact for data messages
 // within a few bytes.
