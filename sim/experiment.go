@@ -191,8 +191,13 @@ type CPUConfig struct {
 
 // DetectorConfig is the failure-detector model.
 type DetectorConfig struct {
-	Heartbeat Duration `yaml:"heartbeat"`
-	Timeout   Duration `yaml:"timeout"`
+	// Model is "timeout" (declare dead after timeout + a heartbeat phase)
+	// or "memberlist" (SWIM: probe interval plus a suspicion timeout that
+	// grows with log10 of the cluster size, as hashicorp/memberlist does).
+	Model         string   `yaml:"model,omitempty"`
+	Heartbeat     Duration `yaml:"heartbeat"`
+	Timeout       Duration `yaml:"timeout"`
+	SuspicionMult int      `yaml:"suspicion_mult,omitempty"`
 }
 
 // FaultConfig is one fault: exactly one of Crash, Pause, Partition, Delay, Loss.
@@ -305,8 +310,18 @@ func (e *Experiment) fillDefaults() {
 	if e.CPU == (CPUConfig{}) {
 		e.CPU = CPUConfig{PerOp: Duration(2 * time.Microsecond), PerByte: Duration(2), PerEvent: Duration(time.Microsecond)}
 	}
-	if e.Detector == (DetectorConfig{}) {
-		e.Detector = DetectorConfig{Heartbeat: Duration(50 * time.Millisecond), Timeout: Duration(200 * time.Millisecond)}
+	d := &e.Detector
+	if d.Heartbeat == 0 {
+		d.Heartbeat = Duration(50 * time.Millisecond)
+	}
+	if d.Timeout == 0 {
+		d.Timeout = Duration(200 * time.Millisecond)
+	}
+	if d.Model == "" {
+		d.Model = "timeout"
+	}
+	if d.SuspicionMult == 0 {
+		d.SuspicionMult = 4
 	}
 }
 
@@ -366,8 +381,13 @@ func (e *Experiment) Validate() error {
 	if nw.Loss < 0 || nw.Loss >= 1 {
 		return fmt.Errorf("network.loss: want a probability in [0, 1), got %g", nw.Loss)
 	}
-	if e.Detector.Timeout <= 0 {
-		return fmt.Errorf("detector.timeout: must be positive")
+	switch e.Detector.Model {
+	case "timeout", "memberlist":
+	default:
+		return fmt.Errorf("detector.model: want timeout or memberlist, got %q", e.Detector.Model)
+	}
+	if e.Detector.SuspicionMult < 0 {
+		return fmt.Errorf("detector.suspicion_mult: must not be negative, got %d", e.Detector.SuspicionMult)
 	}
 	for _, sc := range e.StrategyList() {
 		info, err := strategies.Lookup(sc.Name)
@@ -507,6 +527,20 @@ func (e *Experiment) sourceSpec(stream int) ha.SourceSpec {
 	}
 }
 
+// detector turns the detector config into the simulator's timeout model.
+// The memberlist model follows hashicorp/memberlist: a failed probe is
+// noticed after one probe interval plus the probe timeout (taken as the
+// configured timeout), then the node stays suspect for
+// suspicion_mult × max(1, log10(n)) probe intervals before it is declared dead.
+func (e *Experiment) detector(hosts int) Detector {
+	d := Detector{Heartbeat: e.Detector.Heartbeat.D(), Timeout: e.Detector.Timeout.D()}
+	if e.Detector.Model == "memberlist" {
+		scale := max(1, math.Log10(float64(hosts)))
+		d.Timeout += time.Duration(float64(e.Detector.SuspicionMult) * scale * float64(d.Heartbeat))
+	}
+	return d
+}
+
 // Hosts returns the host names of fragment i under a strategy with r replicas.
 func (e *Experiment) fragHosts(i, replicas int) []string {
 	name := e.Nodes[i].Name
@@ -573,7 +607,7 @@ func (e *Experiment) SimConfig(st ha.Strategy, failureFree bool) (Config, error)
 		Network: Network{Latency: e.Network.Latency.D(), Jitter: e.Network.Jitter.D(),
 			Bandwidth: float64(e.Network.Bandwidth), Loss: e.Network.Loss},
 		CPU:       CPU{PerOp: e.CPU.PerOp.D(), PerByte: e.CPU.PerByte.D(), PerEvent: e.CPU.PerEvent.D()},
-		Detector:  Detector{Heartbeat: e.Detector.Heartbeat.D(), Timeout: e.Detector.Timeout.D()},
+		Detector:  e.detector(len(topo.Hosts())),
 		NoFencing: e.Fencing != nil && !*e.Fencing,
 		End:       e.Duration.D() + e.Drain.D(),
 	}

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,6 +38,7 @@ func TestParseRejectsBadExperiments(t *testing.T) {
 		{"bad loss", base + "network: {loss: 1.5}\n", "network.loss"},
 		{"bad bandwidth", base + "network: {bandwidth: fast}\n", "bit rate"},
 		{"negative spares", base + "spares: -1\n", "spares"},
+		{"unknown detector model", base + "detector: {model: phi}\n", "detector.model"},
 		{"two ops in one entry", "source: {rate: 100, keys: 2}\nnodes: [{name: A, ops: [{map: {}, filter: {value_gt: 1}}]}]\n", "exactly one operator"},
 	}
 	for _, tc := range cases {
@@ -85,4 +87,20 @@ func TestParseBandwidth(t *testing.T) {
 		_, err := sim.ParseBandwidth(bad)
 		require.Error(t, err, bad)
 	}
+}
+
+func TestMemberlistDetectorModelIsSlower(t *testing.T) {
+	detect := func(model string) float64 {
+		y := strings.Replace(mapQuery, "detector: {heartbeat: 50ms, timeout: 200ms}", "detector: {model: "+model+", heartbeat: 100ms, timeout: 100ms}", 1)
+		e, err := sim.Parse([]byte(y+"faults: [{at: 2s, crash: A}]\n"), "t")
+		require.NoError(t, err)
+		cmp, err := sim.Compare(e, []string{"amnesia"})
+		require.NoError(t, err)
+		require.NotNil(t, cmp.Result.Runs[0].Recovery.DetectionMs)
+		return *cmp.Result.Runs[0].Recovery.DetectionMs
+	}
+	plain, swim := detect("timeout"), detect("memberlist")
+	require.InDelta(t, 150, plain, 50, "timeout + a phase in [0, heartbeat)")
+	// 100 ms probe timeout + 4 × log10(6 hosts → 1) × 100 ms suspicion + phase
+	require.InDelta(t, 550, swim, 50)
 }
