@@ -74,6 +74,10 @@ type Node struct {
 	catching  uint8
 	marked    uint8
 
+	// scratch tuples handed to hooks by pointer without a heap allocation
+	outScratch Tuple
+	inScratch  Tuple
+
 	stats NodeStats
 }
 
@@ -637,8 +641,12 @@ func (n *Node) onData(m *Message) {
 		}
 		in.last, in.seen = t.Seq, true
 		t.Stream = m.Stream
-		if n.inHook != nil && !n.inHook.Input(&t) {
-			continue
+		if n.inHook != nil {
+			n.inScratch = t
+			if !n.inHook.Input(&n.inScratch) {
+				continue
+			}
+			t = n.inScratch
 		}
 		if n.follow != nil || len(n.pending) > 0 {
 			n.pending = append(n.pending, t)
@@ -724,7 +732,8 @@ func (n *Node) output(t Tuple) {
 	if n.IsPrimary() {
 		n.batch = append(n.batch, t)
 	}
-	n.hooks.Output(&t)
+	n.outScratch = t
+	n.hooks.Output(&n.outScratch)
 }
 
 // flush charges the handler's work and sends the batched output.

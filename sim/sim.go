@@ -208,6 +208,17 @@ type Sim struct {
 	events  int64
 	active  []int // indices of faults in force (partition, delay, loss)
 	current *host
+	free    []*event // recycled events: the queue allocates nothing in steady state
+}
+
+// newEvent returns a zeroed event from the free list.
+func (s *Sim) newEvent() *event {
+	if n := len(s.free); n > 0 {
+		e := s.free[n-1]
+		s.free = s.free[:n-1]
+		return e
+	}
+	return new(event)
 }
 
 // Seeded returns a random source derived from the run seed and labels.
@@ -288,6 +299,8 @@ func (s *Sim) Loop() {
 		s.now = e.at
 		s.events++
 		s.handle(e)
+		*e = event{}
+		s.free = append(s.free, e)
 	}
 	if s.now < s.cfg.End {
 		s.now = s.cfg.End
@@ -339,7 +352,9 @@ func (s *Sim) kick(h *host) {
 		return
 	}
 	h.readySet = true
-	s.push(&event{at: max(s.now, h.busyUntil), kind: evReady, host: h})
+	e := s.newEvent()
+	e.at, e.kind, e.host = max(s.now, h.busyUntil), evReady, h
+	s.push(e)
 }
 
 func (s *Sim) process(h *host) {
@@ -556,7 +571,9 @@ func (e *env) Work(ops, bytes int) {
 }
 
 func (e *env) SetTimer(d time.Duration, name string) {
-	e.s.push(&event{at: e.Now() + d, kind: evTimer, host: e.h, it: item{kind: itTimer, name: name}})
+	ev := e.s.newEvent()
+	ev.at, ev.kind, ev.host, ev.it = e.Now()+d, evTimer, e.h, item{kind: itTimer, name: name}
+	e.s.push(ev)
 }
 
 func (e *env) Send(to string, m *ha.Message) {
@@ -591,5 +608,7 @@ func (e *env) Send(to string, m *ha.Message) {
 		arr = l.lastArr
 	}
 	l.lastArr = arr
-	s.push(&event{at: arr, kind: evArrive, host: dst, it: item{kind: itMsg, msg: m}})
+	ev := s.newEvent()
+	ev.at, ev.kind, ev.host, ev.it = arr, evArrive, dst, item{kind: itMsg, msg: m}
+	s.push(ev)
 }
