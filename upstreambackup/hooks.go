@@ -1,0 +1,495 @@
+package upstreambackup
+
+import (
+	"slices"
+	"time"
+
+	"github.com/streamha/streamha/ha"
+)
+
+// tickTimer is the name of the periodic ack timer.
+const tickTimer = "ub.tick"
+
+// pend is a level-1 candidate: input seq cut, releasable once the
+// downstream acknowledged (level 0) our outputs up to out.
+type pend struct{ cut, out uint64 }
+
+// ageMark says that the queued tuples from seq on (up to the next mark)
+// were emitted at at.
+type ageMark struct {
+	seq uint64
+	at  time.Duration
+}
+
+// hooks is one node's upstream-backup behaviour. Sources and fragment
+// hosts keep an output queue (the upstream side); fragment hosts and the
+// sink acknowledge their inputs (the downstream side).
+type hooks struct {
+	ha.NopHooks
+	n   *ha.Node
+	cfg Config
+	st  *hostStats
+
+	// upstream side: this node's output queue.
+	outPort    uint8
+	l0, l1     uint64 // the downstream's level-0 and level-1 points on our output
+	logFloor   floor  // largest event time dropped from our queue
+	sentOwn    floor  // floors last sent downstream
+	sentRelay  floor
+	floorDirty bool // send the floors at the next tick even if unchanged
+	ages       []ageMark
+
+	// downstream side, per input port.
+	in       [2]inputLog
+	sentL0   [2]uint64
+	sentL1   [2]uint64
+	pending  [2][]pend
+	upFloor  [2]floor     // the floor of our upstream's queue
+	mem      [2]*idMemory // dedup memory (nil when off or fed by a source)
+	dropWin  [2]floor     // window results starting at or before this are incomplete
+	windowed bool         // the fragment holds a window operator
+}
+
+func newHooks(n *ha.Node, cfg Config, rs *runStats) *hooks {
+	h := &hooks{n: n, cfg: cfg, st: rs.host(n.Host())}
+	if n.IsSource() {
+		h.outPort = uint8(slices.Index(n.Topology().Sources, n.Host()))
+	}
+	for _, op := range n.Ops() {
+		if _, ok := op.(ha.Horizon); ok && op.Class() == ha.ConvergentCapable {
+			h.windowed = true
+		}
+	}
+	h.resetDown()
+	return h
+}
+
+// resetUp forgets the output-queue side (after a restart).
+func (h *hooks) resetUp() {
+	h.l0, h.l1 = 0, 0
+	h.logFloor, h.sentOwn, h.sentRelay = floor{}, floor{}, floor{}
+	h.floorDirty = true
+	h.ages = nil
+}
+
+// resetDown forgets the input side (at creation and after a restart).
+func (h *hooks) resetDown() {
+	for p := range h.in {
+		h.resetPort(p)
+		h.upFloor[p], h.dropWin[p] = floor{}, floor{}
+		h.mem[p] = nil
+		if h.cfg.Dedup && !h.n.IsSource() && h.n.Frag() > 0 {
+			h.mem[p] = newIDMemory()
+		}
+	}
+}
+
+// resetPort forgets the numbering-dependent records of one input port
+// (the upstream numbers its output afresh).
+func (h *hooks) resetPort(p int) {
+	h.in[p].reset()
+	h.pending[p] = nil
+	h.sentL0[p], h.sentL1[p] = 0, 0
+}
+
+// Start turns retention on and arms the ack timer.
+func (h *hooks) Start() {
+	if !h.n.IsSink() {
+		h.n.SetRetain(true)
+	}
+	h.n.SetTimer(h.cfg.AckInterval, tickTimer)
+}
+
+// Timer runs the periodic ack round.
+func (h *hooks) Timer(name string) {
+	if name != tickTimer {
+		return
+	}
+	h.n.SetTimer(h.cfg.AckInterval, tickTimer)
+	h.tick()
+}
+
+func (h *hooks) tick() {
+	n := h.n
+	switch {
+	case n.IsSource():
+		h.enforceAge(false)
+		h.sendFloors()
+	case n.IsSink():
+		// Level 0 = level 1: the sink holds no state and feeds nobody.
+		for p := 0; p < n.Inputs(); p++ {
+			if s := n.InputSeq(p); s > h.sentL1[p] {
+				h.sendAck(p, s, 1)
+				h.sentL1[p] = s
+			}
+		}
+	case n.IsPrimary():
+		h.enforceAge(false)
+		h.ackInputs()
+		h.sendFloors()
+	}
+}
+
+// horizon is the oldest event time any operator's state depends on.
+func (h *hooks) horizon() (int64, bool) {
+	var (
+		oldest int64
+		has    bool
+	)
+	for _, op := range h.n.Ops() {
+		hz, ok := op.(ha.Horizon)
+		if !ok {
+			continue
+		}
+		if t, ok := hz.Oldest(); ok && (!has || t < oldest) {
+			oldest, has = t, true
+		}
+	}
+	return oldest, has
+}
+
+// ackInputs sends the level-0 acks and the level-1 acks whose derived
+// outputs the downstream has received.
+func (h *hooks) ackInputs() {
+	n := h.n
+	hz, has := h.horizon()
+	for p := 0; p < n.Inputs(); p++ {
+		if s := n.InputSeq(p); s > h.sentL0[p] {
+			if h.sendAck(p, s, 0) {
+				h.sentL0[p] = s
+			}
+		}
+		var (
+			cut uint64
+			ok  bool
+		)
+		if has {
+			cut, ok = h.in[p].cut(hz)
+		} else {
+			cut, ok = h.in[p].lastSeq()
+		}
+		last := h.sentL1[p]
+		if k := len(h.pending[p]); k > 0 {
+			last = h.pending[p][k-1].cut
+		}
+		if ok && cut > last {
+			// Every output derived from inputs up to cut has been emitted:
+			// they no longer affect any state.
+			h.pending[p] = append(h.pending[p], pend{cut: cut, out: n.OutputSeq()})
+		}
+		rel := -1
+		for i, e := range h.pending[p] {
+			if e.out <= h.l0 {
+				rel = i
+			}
+		}
+		if rel < 0 {
+			continue
+		}
+		cut = h.pending[p][rel].cut
+		if h.sendAck(p, cut, 1) {
+			h.sentL1[p] = cut
+			h.pending[p] = h.pending[p][rel+1:]
+			h.in[p].drop(cut)
+		}
+	}
+}
+
+// sendAck sends a KindAck to the upstream of port p; false when that
+// upstream is known to be down.
+func (h *hooks) sendAck(p int, seq uint64, level uint8) bool {
+	n := h.n
+	to := n.Upstream(p)
+	if to == "" || n.Down(to) {
+		return false
+	}
+	var epoch uint64
+	if up := n.Frag() - 1; up >= 0 {
+		epoch = n.Route(up).Epoch
+	}
+	n.Send(to, &ha.Message{Kind: ha.KindAck, Stream: uint8(p), Seq: seq, Level: level, Body: encodeEpoch(epoch)})
+	h.st.acks++
+	return true
+}
+
+// sendFloors tells the downstream primary the floor of our queue and the
+// relayed floor of our upstreams' queues, when they changed.
+func (h *hooks) sendFloors() {
+	n := h.n
+	relay := floor{}
+	if !n.IsSource() {
+		relay = minFloor(h.upFloor[:n.Inputs()])
+	}
+	if !h.floorDirty && h.logFloor == h.sentOwn && relay == h.sentRelay {
+		return
+	}
+	if !h.logFloor.ok && !relay.ok {
+		h.floorDirty = false
+		return
+	}
+	to := n.Route(n.DownstreamFrag()).Primary
+	if n.Down(to) {
+		return
+	}
+	n.Send(to, &ha.Message{Kind: ha.KindStrategy, Type: msgFloor, Stream: h.outPort, Body: encodeFloors(h.logFloor, relay)})
+	h.sentOwn, h.sentRelay, h.floorDirty = h.logFloor, relay, false
+}
+
+// Message handles acks, floors and the replay request.
+func (h *hooks) Message(m *ha.Message) bool {
+	switch m.Kind {
+	case ha.KindAck:
+		h.onAck(m)
+		return true
+	case ha.KindResume:
+		h.onResume(m)
+		return false // the node replays the queue
+	case ha.KindStrategy:
+		switch m.Type {
+		case msgFloor:
+			h.onFloor(m)
+			return true
+		case msgReplayFloor:
+			h.onReplayFloor(m)
+			return true
+		case msgIncomplete:
+			h.onIncomplete(m)
+			return true
+		}
+	}
+	return false
+}
+
+// fromDownstream reports whether m comes from our downstream's current primary.
+func (h *hooks) fromDownstream(m *ha.Message) bool {
+	n := h.n
+	return !n.IsSink() && m.Frag == n.DownstreamFrag() && !n.Stale(m) && n.Route(m.Frag).Primary == m.From
+}
+
+// fromUpstream returns the input port m arrived on when it comes from
+// that port's current upstream primary.
+func (h *hooks) fromUpstream(m *ha.Message) (int, bool) {
+	n := h.n
+	p := int(m.Stream)
+	if n.IsSource() || p >= n.Inputs() || n.Upstream(p) != m.From || n.Stale(m) {
+		return 0, false
+	}
+	return p, true
+}
+
+func (h *hooks) onAck(m *ha.Message) {
+	n := h.n
+	if !h.fromDownstream(m) {
+		return
+	}
+	// The ack must be about our own numbering: the acknowledger's view of
+	// our epoch must be current, and it cannot acknowledge unsent tuples.
+	if ep, err := decodeEpoch(m.Body); err != nil || ep != n.Epoch() || m.Seq > n.OutputSeq() {
+		return
+	}
+	h.l0 = max(h.l0, m.Seq) // level 1 implies level 0
+	if m.Level >= 1 && m.Seq > h.l1 {
+		h.l1 = m.Seq
+		h.st.level1Advances++
+		h.trim(m.Seq)
+	}
+}
+
+// trim drops queued tuples with seq ≤ upTo, raising the queue floor to the
+// largest event time dropped; it returns how many it dropped.
+func (h *hooks) trim(upTo uint64) int {
+	n := h.n
+	log := n.OutputLog()
+	k, _ := slices.BinarySearchFunc(log, upTo+1, func(t ha.Tuple, s uint64) int {
+		switch {
+		case t.Seq < s:
+			return -1
+		case t.Seq > s:
+			return 1
+		}
+		return 0
+	})
+	if k == 0 {
+		return 0
+	}
+	for i := range log[:k] {
+		if t := log[i].Time; !h.logFloor.ok || t > h.logFloor.t {
+			h.logFloor = floor{t: t, ok: true}
+		}
+	}
+	n.TrimOutput(upTo)
+	for len(h.ages) > 1 && h.ages[1].seq <= upTo+1 {
+		h.ages = h.ages[1:]
+	}
+	return k
+}
+
+// Output tracks the queue and applies the retention bound.
+func (h *hooks) Output(t *ha.Tuple) {
+	n := h.n
+	now := n.Now()
+	h.st.retained = true
+	if len(h.ages) == 0 || h.ages[len(h.ages)-1].at != now {
+		h.ages = append(h.ages, ageMark{seq: t.Seq, at: now})
+	}
+	q := len(n.OutputLog())
+	if int64(q) > h.st.peak {
+		h.st.peak, h.st.peakAt = int64(q), now
+	}
+	if mx := h.cfg.MaxTuples; mx > 0 && q >= mx {
+		// Trim in chunks of 1/16 of the bound so the queue never exceeds it
+		// and trims stay rare.
+		drop := q - mx + max(1, mx/16)
+		h.st.retentionDrops += int64(h.trim(n.OutputLog()[drop-1].Seq))
+	}
+	h.enforceAge(true)
+}
+
+// enforceAge drops queued tuples older than max_age. With slack it waits
+// until the oldest is 1/16 of max_age past the bound, so trims stay rare.
+func (h *hooks) enforceAge(slack bool) {
+	age := h.cfg.MaxAge
+	if age <= 0 || len(h.ages) == 0 {
+		return
+	}
+	cutoff := h.n.Now() - age
+	if slack {
+		cutoff -= age / 16
+	}
+	if h.ages[0].at >= cutoff {
+		return
+	}
+	cutoff = h.n.Now() - age
+	i := 0
+	for i+1 < len(h.ages) && h.ages[i+1].at < cutoff {
+		i++
+	}
+	upTo := h.n.OutputSeq()
+	if i+1 < len(h.ages) {
+		upTo = h.ages[i+1].seq - 1
+	}
+	h.st.retentionDrops += int64(h.trim(upTo))
+	if i+1 == len(h.ages) {
+		h.ages = nil
+	}
+}
+
+// onResume runs on the upstream when a new primary asks for the replay:
+// it first tells it the floor of the queue about to be replayed.
+func (h *hooks) onResume(m *ha.Message) {
+	if !h.fromDownstream(m) {
+		return
+	}
+	h.n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: msgReplayFloor, Stream: h.outPort, Body: encodeFloors(h.logFloor)})
+}
+
+// onFloor records our upstream's queue floor and forgets remembered ids
+// that no replay can bring back.
+func (h *hooks) onFloor(m *ha.Message) {
+	p, ok := h.fromUpstream(m)
+	if !ok {
+		return
+	}
+	fs, err := decodeFloors(m.Body, 2)
+	if err != nil {
+		return
+	}
+	if fs[0].ok {
+		h.upFloor[p] = fs[0]
+	}
+	if mem := h.mem[p]; mem != nil && fs[1].ok {
+		mem.forget(fs[1].t)
+	}
+}
+
+// onReplayFloor runs on a new primary: windows starting at or before the
+// floor of the replayed queue cannot be rebuilt completely, so a windowed
+// fragment tells its downstream to drop them.
+func (h *hooks) onReplayFloor(m *ha.Message) {
+	n := h.n
+	p, ok := h.fromUpstream(m)
+	if !ok {
+		return
+	}
+	fs, err := decodeFloors(m.Body, 1)
+	if err != nil || !fs[0].ok {
+		return
+	}
+	h.upFloor[p] = fs[0]
+	if !h.windowed {
+		return
+	}
+	to := n.Route(n.DownstreamFrag()).Primary
+	n.Send(to, &ha.Message{Kind: ha.KindStrategy, Type: msgIncomplete, Stream: h.outPort, Body: encodeFloors(fs[0])})
+	n.Trace(ha.Event{Kind: ha.EvNote, Peer: to, Seq: uint64(p),
+		Note: "upstream-backup: window results starting at or before " + time.Duration(fs[0].t).String() + " are incomplete after the replay"})
+}
+
+// onIncomplete records the incomplete-window bound of a new upstream primary.
+func (h *hooks) onIncomplete(m *ha.Message) {
+	p, ok := h.fromUpstream(m)
+	if !ok {
+		return
+	}
+	fs, err := decodeFloors(m.Body, 1)
+	if err != nil || !fs[0].ok {
+		return
+	}
+	if !h.dropWin[p].ok || fs[0].t > h.dropWin[p].t {
+		h.dropWin[p] = fs[0]
+	}
+}
+
+// Input implements ha.InputHook: it records (seq, event time) of every
+// accepted input, then drops incomplete window results and, with dedup,
+// outputs already received.
+func (h *hooks) Input(t *ha.Tuple) bool {
+	p := int(t.Stream)
+	if !h.n.IsSink() {
+		h.in[p].add(t.Seq, t.Time)
+	}
+	if w := h.dropWin[p]; w.ok && t.ID.Kind == ha.IDWindow && t.ID.X <= w.t {
+		h.st.incomplete++
+		return false
+	}
+	if mem := h.mem[p]; mem != nil {
+		if !mem.admit(t.ID, t.Time) {
+			h.st.dedupDropped++
+			return false
+		}
+		h.st.dedupPeak = max(h.st.dedupPeak, mem.size())
+	}
+	return true
+}
+
+// RouteChanged reacts to a replaced neighbour.
+func (h *hooks) RouteChanged(old, nw ha.Route) {
+	n := h.n
+	if !n.IsSink() && nw.Frag == n.DownstreamFrag() && nw.Primary != old.Primary {
+		// A new downstream primary: it has received nothing yet.
+		h.l0 = 0
+		h.floorDirty = true
+	}
+	if !n.IsSource() && nw.Frag == n.Frag()-1 && nw.Primary != old.Primary {
+		if nw.ResetSeq {
+			h.resetPort(0)
+		}
+		h.upFloor[0], h.dropWin[0] = floor{}, floor{}
+	}
+}
+
+// PeerDown starts the failed fragment on this host when it is next in line:
+// empty state, fresh numbering, and a replay of the upstream queues.
+func (h *hooks) PeerDown(host string) {
+	n := h.n
+	if n.Frag() < 0 || n.IsSink() || n.Route(n.Frag()).Primary != host || n.NextInLine() != n.Host() {
+		return
+	}
+	if err := n.Restart(); err != nil {
+		n.Trace(ha.Event{Kind: ha.EvNote, Peer: host, Note: "upstream-backup: cannot take over: " + err.Error()})
+		return
+	}
+	h.resetUp()
+	h.resetDown()
+	n.TakeOver(ha.TakeoverOptions{ResetSeq: true})
+}

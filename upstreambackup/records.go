@@ -1,0 +1,305 @@
+package upstreambackup
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/streamha/streamha/ha"
+)
+
+// segmentSpan is the event-time span one input-record segment covers: the
+// record is exact to this granularity (a level-1 cut falling inside a
+// segment acknowledges only up to the segment's start, retaining a little
+// more than needed).
+const segmentSpan = int64(time.Millisecond)
+
+// segment summarises consecutive accepted inputs of one port.
+type segment struct {
+	first, last  uint64 // seq range
+	firstT, maxT int64  // event time of the first input, largest event time
+}
+
+// inputLog is a compact record of (seq, event time) of the inputs one port
+// accepted, used to map an operator horizon (an event time) to an input seq.
+type inputLog struct {
+	segs []segment
+	head int
+}
+
+// add records an accepted input.
+func (l *inputLog) add(seq uint64, t int64) {
+	if n := len(l.segs); n > l.head {
+		s := &l.segs[n-1]
+		if seq == s.last+1 && t >= s.firstT && t-s.firstT < segmentSpan {
+			s.last = seq
+			s.maxT = max(s.maxT, t)
+			return
+		}
+	}
+	l.segs = append(l.segs, segment{first: seq, last: seq, firstT: t, maxT: t})
+}
+
+// cut returns the largest seq such that every recorded input up to it has
+// an event time before horizon, and whether there is one. It takes the
+// longest prefix of segments whose largest time is before horizon: exact
+// for monotone event times, conservative otherwise.
+func (l *inputLog) cut(horizon int64) (uint64, bool) {
+	live := l.segs[l.head:]
+	i := 0
+	for i < len(live) && live[i].maxT < horizon {
+		i++
+	}
+	if i == 0 {
+		return 0, false
+	}
+	return live[i-1].last, true
+}
+
+// lastSeq is the last recorded seq.
+func (l *inputLog) lastSeq() (uint64, bool) {
+	if len(l.segs) == l.head {
+		return 0, false
+	}
+	return l.segs[len(l.segs)-1].last, true
+}
+
+// drop forgets segments entirely at or below upTo.
+func (l *inputLog) drop(upTo uint64) {
+	for l.head < len(l.segs) && l.segs[l.head].last <= upTo {
+		l.head++
+	}
+	if l.head > 256 && l.head*2 > len(l.segs) {
+		l.segs = append(l.segs[:0:0], l.segs[l.head:]...)
+		l.head = 0
+	}
+}
+
+// reset forgets everything (the upstream numbers afresh).
+func (l *inputLog) reset() { l.segs, l.head = nil, 0 }
+
+// size is the number of live segments.
+func (l *inputLog) size() int { return len(l.segs) - l.head }
+
+// idEntry is one remembered output id with its event time.
+type idEntry struct {
+	id ha.OutputID
+	t  int64
+}
+
+// idMemory remembers the ids received from one upstream fragment, in
+// arrival order, so a replay by a replacement can be de-duplicated. Ids
+// are forgotten once their event time is at or below the floor a
+// replacement would replay from.
+type idMemory struct {
+	seen map[ha.OutputID]struct{}
+	fifo []idEntry
+	head int
+	peak int
+}
+
+func newIDMemory() *idMemory { return &idMemory{seen: map[ha.OutputID]struct{}{}} }
+
+// admit reports whether id is new, remembering it.
+func (m *idMemory) admit(id ha.OutputID, t int64) bool {
+	if _, dup := m.seen[id]; dup {
+		return false
+	}
+	m.seen[id] = struct{}{}
+	m.fifo = append(m.fifo, idEntry{id: id, t: t})
+	m.peak = max(m.peak, len(m.seen))
+	return true
+}
+
+// forget drops remembered ids, oldest first, while their event time is at
+// or below floor.
+func (m *idMemory) forget(floor int64) {
+	for m.head < len(m.fifo) && m.fifo[m.head].t <= floor {
+		delete(m.seen, m.fifo[m.head].id)
+		m.head++
+	}
+	if m.head > 1024 && m.head*2 > len(m.fifo) {
+		m.fifo = append(m.fifo[:0:0], m.fifo[m.head:]...)
+		m.head = 0
+	}
+}
+
+// size is the number of remembered ids.
+func (m *idMemory) size() int { return len(m.seen) }
+
+// Strategy message types (KindStrategy).
+const (
+	// msgFloor (upstream → downstream, every ack interval when changed)
+	// carries the sender's queue floor and the relayed floor of the
+	// sender's own upstream queues (see encodeFloors).
+	msgFloor = "ub.floor"
+	// msgReplayFloor (upstream → new primary, just before the replay)
+	// carries the floor of the queue about to be replayed.
+	msgReplayFloor = "ub.replay-floor"
+	// msgIncomplete (new primary → downstream) says window results
+	// starting at or before the carried event time may be incomplete.
+	msgIncomplete = "ub.incomplete"
+)
+
+// floor is an optional event time.
+type floor struct {
+	t  int64
+	ok bool
+}
+
+// encodeFloors writes optional event times as a presence byte per value
+// followed by the value as a varint.
+func encodeFloors(fs ...floor) []byte {
+	b := make([]byte, 0, 1+len(fs)*binary.MaxVarintLen64)
+	var mask byte
+	for i, f := range fs {
+		if f.ok {
+			mask |= 1 << i
+		}
+	}
+	b = append(b, mask)
+	for _, f := range fs {
+		if f.ok {
+			b = binary.AppendVarint(b, f.t)
+		}
+	}
+	return b
+}
+
+// decodeFloors reads n values written by encodeFloors.
+func decodeFloors(b []byte, n int) ([]floor, error) {
+	if len(b) < 1 {
+		return nil, fmt.Errorf("%w: empty floor body", ha.ErrMalformed)
+	}
+	mask := b[0]
+	b = b[1:]
+	out := make([]floor, n)
+	for i := range out {
+		if mask&(1<<i) == 0 {
+			continue
+		}
+		v, k := binary.Varint(b)
+		if k <= 0 {
+			return nil, fmt.Errorf("%w: floor %d: bad varint", ha.ErrMalformed, i)
+		}
+		out[i] = floor{t: v, ok: true}
+		b = b[k:]
+	}
+	return out, nil
+}
+
+// encodeEpoch writes the ack body: the acknowledger's view of the
+// upstream fragment's epoch, so a new primary ignores acks about its
+// predecessor's numbering.
+func encodeEpoch(e uint64) []byte { return binary.AppendUvarint(nil, e) }
+
+func decodeEpoch(b []byte) (uint64, error) {
+	v, k := binary.Uvarint(b)
+	if k <= 0 {
+		return 0, fmt.Errorf("%w: ack epoch: bad varint", ha.ErrMalformed)
+	}
+	return v, nil
+}
+
+// minFloor is the smallest of the given floors, ok only when all are.
+func minFloor(fs []floor) floor {
+	if len(fs) == 0 {
+		return floor{}
+	}
+	m := floor{t: math.MaxInt64, ok: true}
+	for _, f := range fs {
+		if !f.ok {
+			return floor{}
+		}
+		m.t = min(m.t, f.t)
+	}
+	return m
+}
+
+// runStats collects the figures of one run across all its nodes.
+type runStats struct {
+	hosts map[string]*hostStats
+}
+
+// hostStats are one host's queue figures.
+type hostStats struct {
+	peak           int64         // peak retained tuples
+	peakAt         time.Duration // when the peak was reached
+	retained       bool          // ever retained a tuple
+	level1Advances int64         // times the level-1 point advanced
+	retentionDrops int64         // tuples dropped by the retention bound
+	dedupDropped   int64         // inputs dropped as already received
+	incomplete     int64         // inputs dropped as incomplete windows
+	dedupPeak      int           // peak ids remembered
+	acks           int64         // acks sent
+}
+
+func newRunStats() *runStats { return &runStats{hosts: map[string]*hostStats{}} }
+
+func (r *runStats) host(h string) *hostStats {
+	s := r.hosts[h]
+	if s == nil {
+		s = &hostStats{}
+		r.hosts[h] = s
+	}
+	return s
+}
+
+// Report implements sim.Reporter: the queue figures of the last run.
+//
+//   - peak_queue, peak_queue_host: the largest output queue (tuples) and its host;
+//   - level1_advanced: whether every queue that retained tuples was trimmed
+//     by a level-1 ack at least once;
+//   - stalled_queues: the hosts whose queue retained tuples but never saw
+//     the level-1 point advance (state that depends on all history);
+//   - queue_growth_per_s: the fastest growth of a stalled queue (its peak
+//     over the time it was reached), 0 when none stalled;
+//   - acks, retention_dropped, dedup_dropped, incomplete_dropped,
+//     dedup_peak_ids: protocol counters summed (peak: maximum) over hosts.
+func (s *Strategy) Report() map[string]any {
+	r := s.stats
+	hosts := make([]string, 0, len(r.hosts))
+	for h := range r.hosts {
+		hosts = append(hosts, h)
+	}
+	slices.Sort(hosts)
+	var (
+		peak                                 int64
+		peakHost                             string
+		stalled                              = []string{}
+		growth                               float64
+		acks, retDrops, dedupDrops, incDrops int64
+		dedupPeak                            int
+	)
+	for _, h := range hosts {
+		st := r.hosts[h]
+		if st.peak > peak {
+			peak, peakHost = st.peak, h
+		}
+		if st.retained && st.level1Advances == 0 {
+			stalled = append(stalled, h)
+			if st.peakAt > 0 {
+				growth = max(growth, float64(st.peak)/st.peakAt.Seconds())
+			}
+		}
+		acks += st.acks
+		retDrops += st.retentionDrops
+		dedupDrops += st.dedupDropped
+		incDrops += st.incomplete
+		dedupPeak = max(dedupPeak, st.dedupPeak)
+	}
+	return map[string]any{
+		"peak_queue":         peak,
+		"peak_queue_host":    peakHost,
+		"level1_advanced":    len(stalled) == 0,
+		"stalled_queues":     stalled,
+		"queue_growth_per_s": growth,
+		"acks":               acks,
+		"retention_dropped":  retDrops,
+		"dedup_dropped":      dedupDrops,
+		"incomplete_dropped": incDrops,
+		"dedup_peak_ids":     dedupPeak,
+	}
+}

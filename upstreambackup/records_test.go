@@ -1,0 +1,111 @@
+package upstreambackup
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/ha"
+)
+
+const ms = int64(1_000_000)
+
+func TestInputLogCut(t *testing.T) {
+	var l inputLog
+	// Inputs 1..10 at 0.4 ms intervals: segments span 1 ms of event time.
+	for s := uint64(1); s <= 10; s++ {
+		l.add(s, int64(s)*4*ms/10)
+	}
+	// Segments span less than 1 ms of event time each.
+	require.Equal(t, []segment{
+		{first: 1, last: 3, firstT: 4 * ms / 10, maxT: 12 * ms / 10},
+		{first: 4, last: 6, firstT: 16 * ms / 10, maxT: 24 * ms / 10},
+		{first: 7, last: 9, firstT: 28 * ms / 10, maxT: 36 * ms / 10},
+		{first: 10, last: 10, firstT: 4 * ms, maxT: 4 * ms},
+	}, l.segs)
+	tests := []struct {
+		horizon int64
+		cut     uint64
+		ok      bool
+	}{
+		{0, 0, false},           // nothing is older than 0
+		{ms / 2, 0, false},      // inside the first segment: conservatively nothing
+		{2 * ms, 3, true},       // inside the second segment: up to the first
+		{25 * ms / 10, 6, true}, // just after the second segment
+		{10 * ms, 10, true},     // everything
+	}
+	for _, tt := range tests {
+		cut, ok := l.cut(tt.horizon)
+		assert.Equal(t, tt.ok, ok, "horizon %d", tt.horizon)
+		assert.Equal(t, tt.cut, cut, "horizon %d", tt.horizon)
+	}
+	l.drop(5) // only whole segments go: 4..6 is kept
+	assert.Equal(t, 3, l.size())
+	cut, ok := l.cut(10 * ms)
+	assert.True(t, ok)
+	assert.Equal(t, uint64(10), cut)
+	last, ok := l.lastSeq()
+	assert.True(t, ok)
+	assert.Equal(t, uint64(10), last)
+	// A gap in the seqs starts a new segment.
+	l.add(12, 4*ms)
+	assert.Equal(t, 4, l.size())
+	l.reset()
+	_, ok = l.lastSeq()
+	assert.False(t, ok)
+}
+
+func TestInputLogNonMonotone(t *testing.T) {
+	var l inputLog
+	l.add(1, 5*ms)
+	l.add(2, 1*ms) // earlier than the segment start: a new segment
+	l.add(3, 9*ms)
+	// Horizon 6 ms: seq 1 is before it, seq 2 too, seq 3 is not.
+	cut, ok := l.cut(6 * ms)
+	assert.True(t, ok)
+	assert.Equal(t, uint64(2), cut)
+	// Horizon 3 ms: seq 1 (5 ms) is not before it, so nothing can be cut.
+	_, ok = l.cut(3 * ms)
+	assert.False(t, ok)
+}
+
+func TestIDMemory(t *testing.T) {
+	m := newIDMemory()
+	a := ha.OutputID{Kind: ha.IDSource, X: 1}
+	b := ha.OutputID{Kind: ha.IDSource, X: 2}
+	assert.True(t, m.admit(a, 10))
+	assert.True(t, m.admit(b, 20))
+	assert.False(t, m.admit(a, 10))
+	m.forget(15)
+	assert.Equal(t, 1, m.size())
+	assert.True(t, m.admit(a, 10), "a forgotten id is admitted again")
+	assert.False(t, m.admit(b, 20))
+	assert.Equal(t, 2, m.peak)
+}
+
+func TestFloorCodec(t *testing.T) {
+	tests := [][]floor{
+		{{}, {}},
+		{{t: 5 * ms, ok: true}, {}},
+		{{}, {t: -3, ok: true}},
+		{{t: 1 << 50, ok: true}, {t: 7, ok: true}},
+	}
+	for _, fs := range tests {
+		got, err := decodeFloors(encodeFloors(fs...), len(fs))
+		require.NoError(t, err)
+		assert.Equal(t, fs, got)
+	}
+	_, err := decodeFloors(nil, 1)
+	assert.ErrorIs(t, err, ha.ErrMalformed)
+	_, err = decodeFloors([]byte{1, 0x80}, 1)
+	assert.ErrorIs(t, err, ha.ErrMalformed)
+	e, err := decodeEpoch(encodeEpoch(42))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(42), e)
+	_, err = decodeEpoch(nil)
+	assert.ErrorIs(t, err, ha.ErrMalformed)
+	assert.Equal(t, floor{t: 3, ok: true}, minFloor([]floor{{t: 5, ok: true}, {t: 3, ok: true}}))
+	assert.Equal(t, floor{}, minFloor([]floor{{t: 5, ok: true}, {}}))
+	assert.Equal(t, floor{}, minFloor(nil))
+}
