@@ -61,6 +61,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		return usageErr{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	root.AddCommand(newRunCmd(), newClassifyCmd(), newStrategiesCmd())
+	root.AddCommand(newSweepCmd(), newReportCmd())
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -153,16 +154,20 @@ func writeRunDir(dir string, cmp *sim.Comparison) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create output directory: %w", err)
 	}
+	reports.AddModelsFromConfig(cmp.Result)
 	if err := reports.WriteJSON(filepath.Join(dir, "result.json"), cmp.Result); err != nil {
 		return err
 	}
 	if err := reports.WriteTrace(filepath.Join(dir, "trace-reference.jsonl"), cmp.Reference); err != nil {
 		return err
 	}
-	for _, r := range cmp.Runs {
+	traces := make([][]ha.Event, len(cmp.Runs))
+	for i, r := range cmp.Runs {
 		if err := reports.WriteTrace(reports.TraceFile(dir, r.Run.Strategy), r.Trace); err != nil {
 			return err
 		}
+		traces[i] = r.Trace
 	}
-	return nil
+	_, err := reports.WriteRunReport(dir, cmp.Result, cmp.Reference, traces)
+	return err
 }

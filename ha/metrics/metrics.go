@@ -281,9 +281,11 @@ func serviceRestored(trace []ha.Event, fault time.Duration) (time.Duration, bool
 	return end, found
 }
 
-// recoveryTime: from the fault until the sink's latency is back within 10 %
-// of its pre-failure median and stays there. Normal jitter is tolerated: the
-// threshold is never below the failure-free run's 99th percentile.
+// recoveryTime: from the fault until the sink's latency is back within
+// 10 % of its pre-failure median and stays there. An output counts as late
+// only when it is both above that bound and slower than the same output
+// was in the failure-free run by more than the same 10 %: natural jitter,
+// which the failure-free run shows too, is not a failure's doing.
 func recoveryTime(exp, obs []Delivery, fault time.Duration) *float64 {
 	var pre []time.Duration
 	for _, d := range obs {
@@ -299,16 +301,23 @@ func recoveryTime(exp, obs []Delivery, fault time.Duration) *float64 {
 	if len(pre) == 0 {
 		return nil
 	}
-	var all []time.Duration
+	median := quantile(pre, 0.5)
+	slack := median / 10
+	ref := make(map[ha.OutputID]time.Duration, len(exp))
 	for _, d := range exp {
-		all = append(all, d.Latency())
+		if _, ok := ref[d.Tuple.ID]; !ok {
+			ref[d.Tuple.ID] = d.Latency()
+		}
 	}
-	thr := max(time.Duration(float64(quantile(pre, 0.5))*1.1), quantile(all, 0.99))
 	lastBad := -1
 	for i, d := range obs {
-		if d.T >= fault && d.Latency() > thr {
-			lastBad = i
+		if d.T < fault || d.Latency() <= median+slack {
+			continue
 		}
+		if r, ok := ref[d.Tuple.ID]; ok && d.Latency() <= r+slack {
+			continue
+		}
+		lastBad = i
 	}
 	if lastBad < 0 {
 		return ptr(0)

@@ -1,0 +1,334 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Figure is one rendered plot in both formats.
+type Figure struct {
+	// Name is the file stem ("recovery-vs-checkpoint_interval").
+	Name string
+	// Title is the figure's caption.
+	Title string
+	// Notes say what could not be drawn (empty series, NaN, values ≤ 0 on
+	// a log axis); they are also printed in the figure itself.
+	Notes []string
+	SVG   []byte
+	// paint draws the figure again for PNG output (rasterising is slow, so
+	// it is done only when a PNG is wanted).
+	paint func(dc draw.Canvas)
+	w, h  vg.Length
+}
+
+// PNG renders the figure as a PNG image.
+func (f *Figure) PNG() ([]byte, error) {
+	if f.paint == nil {
+		return nil, fmt.Errorf("figure %s: nothing to render", f.Name)
+	}
+	ic := vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(figDPI), vgimg.UseBackgroundColor(color.White))
+	f.paint(draw.New(ic))
+	var pb bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: ic}).WriteTo(&pb); err != nil {
+		return nil, fmt.Errorf("render %s.png: %w", f.Name, err)
+	}
+	return pb.Bytes(), nil
+}
+
+// Figure sizes.
+const (
+	figW   = 8 * vg.Inch
+	figH   = 4.5 * vg.Inch
+	figDPI = 110
+)
+
+// WriteFigures writes each figure as NAME.svg and NAME.png into dir.
+func WriteFigures(dir string, figs []Figure) error {
+	for i := range figs {
+		f := &figs[i]
+		if err := os.WriteFile(filepath.Join(dir, f.Name+".svg"), f.SVG, 0o644); err != nil {
+			return fmt.Errorf("write figure: %w", err)
+		}
+		png, err := f.PNG()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.Name+".png"), png, 0o644); err != nil {
+			return fmt.Errorf("write figure: %w", err)
+		}
+	}
+	return nil
+}
+
+// renderFigure draws with paint on an SVG canvas of size w×h (and keeps
+// paint for the PNG).
+func renderFigure(name, title string, notes []string, w, h vg.Length, paint func(dc draw.Canvas)) (Figure, error) {
+	f := Figure{Name: name, Title: title, Notes: notes, paint: paint, w: w, h: h}
+	sc := vgsvg.New(w, h)
+	paint(draw.New(sc))
+	var sb bytes.Buffer
+	if _, err := sc.WriteTo(&sb); err != nil {
+		return f, fmt.Errorf("render %s.svg: %w", name, err)
+	}
+	f.SVG = sb.Bytes()
+	return f, nil
+}
+
+// single renders one plot.
+func single(name, title string, notes []string, p *plot.Plot) (Figure, error) {
+	return renderFigure(name, title, notes, figW, figH, func(dc draw.Canvas) { p.Draw(dc) })
+}
+
+// grid renders plots in rows × columns tiles.
+func grid(name, title string, notes []string, w, h vg.Length, plots [][]*plot.Plot) (Figure, error) {
+	rows, cols := len(plots), 0
+	for _, r := range plots {
+		cols = max(cols, len(r))
+	}
+	return renderFigure(name, title, notes, w, h, func(dc draw.Canvas) {
+		t := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter, PadY: vg.Millimeter,
+			PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 2 * vg.Millimeter}
+		cs := plot.Align(plots, t, dc)
+		for i, r := range plots {
+			for j, p := range r {
+				if p != nil {
+					p.Draw(cs[i][j])
+				}
+			}
+		}
+	})
+}
+
+// newPlot makes a plot with a title (notes appended on further lines) and axis labels.
+func newPlot(title, x, y string, notes []string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	for _, n := range notes {
+		p.Title.Text += "\n(" + n + ")"
+	}
+	p.X.Label.Text, p.Y.Label.Text = x, y
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	return p
+}
+
+// emptyPlot is a plot that says why there is nothing to show.
+func emptyPlot(title, msg string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.HideAxes()
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: 0.5, Y: 0.5}}, Labels: []string{"no data to plot: " + msg}})
+	if err == nil {
+		l.TextStyle[0].XAlign, l.TextStyle[0].YAlign = draw.XCenter, draw.YCenter
+		p.Add(l)
+	}
+	return p
+}
+
+// series is one line of points with optional symmetric error bars.
+type series struct {
+	Name string
+	XY   plotter.XYs
+	Err  []float64 // half-widths, parallel to XY; nil = none
+	Tags []string  // point labels, parallel to XY; nil = none
+}
+
+// cleanSeries drops points with NaN/Inf coordinates, and with coordinates
+// ≤ 0 on a log axis, returning notes that say how many were dropped.
+func cleanSeries(ss []series, logX, logY bool) ([]series, []string) {
+	var nan, nonPos int
+	var out []series
+	for _, s := range ss {
+		c := series{Name: s.Name}
+		for i, p := range s.XY {
+			bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+			if bad(p.X) || bad(p.Y) {
+				nan++
+				continue
+			}
+			if (logX && p.X <= 0) || (logY && p.Y <= 0) {
+				nonPos++
+				continue
+			}
+			c.XY = append(c.XY, p)
+			if s.Err != nil {
+				e := s.Err[i]
+				if bad(e) {
+					e = 0
+				}
+				if logY && p.Y-e <= 0 {
+					e = p.Y * 0.999 // keep the lower bar above 0
+				}
+				c.Err = append(c.Err, e)
+			}
+			if s.Tags != nil {
+				c.Tags = append(c.Tags, s.Tags[i])
+			}
+		}
+		if len(c.XY) > 0 {
+			out = append(out, c)
+		}
+	}
+	var notes []string
+	if nan > 0 {
+		notes = append(notes, fmt.Sprintf("%d point%s without a value not drawn", nan, plural(nan)))
+	}
+	if nonPos > 0 {
+		notes = append(notes, fmt.Sprintf("%d point%s ≤ 0 not drawn on the log axis", nonPos, plural(nonPos)))
+	}
+	return out, notes
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// errBars implements plotter.XYer and plotter.YErrorer.
+type errBars struct {
+	plotter.XYs
+	err []float64
+}
+
+// YError implements plotter.YErrorer; the lower bar stops at 0 for
+// non-negative figures.
+func (e errBars) YError(i int) (float64, float64) {
+	lo := e.err[i]
+	if y := e.XYs[i].Y; y >= 0 && y-lo < 0 {
+		lo = y
+	}
+	return lo, e.err[i]
+}
+
+// addSeries draws each series as a line with points (and error bars),
+// coloured by its index in order, and adds it to the legend.
+func addSeries(p *plot.Plot, ss []series, colorOf func(name string) int, lines bool) error {
+	for _, s := range ss {
+		ci := colorOf(s.Name)
+		col := plotutil.Color(ci)
+		sc, err := plotter.NewScatter(s.XY)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle.Color = col
+		sc.GlyphStyle.Shape = plotutil.Shape(ci)
+		sc.GlyphStyle.Radius = vg.Points(3)
+		thumbs := []plot.Thumbnailer{sc}
+		if lines && len(s.XY) > 1 {
+			l, err := plotter.NewLine(s.XY)
+			if err != nil {
+				return err
+			}
+			l.LineStyle.Color = col
+			l.LineStyle.Width = vg.Points(1.2)
+			p.Add(l)
+			thumbs = append(thumbs, l)
+		}
+		p.Add(sc)
+		if s.Err != nil {
+			eb, err := plotter.NewYErrorBars(errBars{s.XY, s.Err})
+			if err != nil {
+				return err
+			}
+			eb.LineStyle.Color = col
+			p.Add(eb)
+		}
+		if s.Tags != nil {
+			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: s.XY, Labels: s.Tags})
+			if err != nil {
+				return err
+			}
+			for i := range lb.TextStyle {
+				lb.TextStyle[i].Color = col
+				lb.TextStyle[i].Font.Size = vg.Points(7)
+				lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
+			}
+			p.Add(lb)
+		}
+		p.Legend.Add(s.Name, thumbs...)
+	}
+	return nil
+}
+
+// useLog sets a log scale on an axis.
+func useLog(a *plot.Axis) {
+	a.Scale = plot.LogScale{}
+	a.Tick.Marker = logTicks{}
+}
+
+// wantLog reports whether positive values spanning a factor of 8 or more
+// read better on a log axis.
+func wantLog(xs []float64) bool {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		if math.IsNaN(x) || x <= 0 {
+			continue
+		}
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return hi > 0 && lo > 0 && hi/lo >= 8
+}
+
+// sanitizeName makes a file stem from a parameter name.
+func sanitizeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// logTicks places major ticks at 1, 2 and 5 × powers of ten (only powers
+// of ten when the range spans more than three decades), so that a narrow
+// log range still has labelled ticks.
+type logTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) {
+		return nil
+	}
+	mults := []float64{1, 2, 5}
+	if hi/lo < 10 {
+		mults = []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	}
+	if hi/lo > 1000 {
+		mults = []float64{1}
+	}
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		p := math.Pow(10, e)
+		for _, m := range mults {
+			v := m * p
+			if v >= lo && v <= hi {
+				ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
+			}
+		}
+		for m := 1.0; m < 10; m++ {
+			if v := m * p; v >= lo && v <= hi && !slices.Contains(mults, m) {
+				ts = append(ts, plot.Tick{Value: v})
+			}
+		}
+	}
+	return ts
+}

@@ -1,0 +1,385 @@
+package reports
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/classify"
+	"github.com/streamha/streamha/ha/metrics"
+)
+
+// maxPoints bounds the points drawn per series in run figures; beyond it
+// ordinary points are thinned (anomalies and latency peaks are always kept).
+const maxPoints = 4000
+
+// marker is one annotated instant of a run.
+type marker struct {
+	t     float64 // s
+	label string
+	col   color.Color
+}
+
+var (
+	colCrash    = color.RGBA{R: 200, A: 255}
+	colDetect   = color.RGBA{R: 230, G: 140, A: 255}
+	colTakeover = color.RGBA{G: 110, B: 200, A: 255}
+	colCaughtUp = color.RGBA{G: 150, B: 60, A: 255}
+	colShade    = color.NRGBA{R: 255, G: 80, B: 80, A: 60}
+	colOK       = color.RGBA{R: 150, G: 150, B: 150, A: 255}
+	colDup      = color.RGBA{R: 240, G: 150, A: 255}
+	colWrong    = color.RGBA{R: 210, G: 20, B: 20, A: 255}
+	colSpurious = color.RGBA{R: 140, G: 40, B: 170, A: 255}
+	colMissing  = color.RGBA{A: 255}
+	colExpected = color.RGBA{R: 120, G: 170, B: 230, A: 255}
+)
+
+// runMarkers extracts crash/pause, first detection per peer, takeovers and
+// catch-ups from a trace, and the shaded fault windows.
+func runMarkers(trace []ha.Event, rec metrics.Recovery) ([]marker, [][2]float64) {
+	var ms []marker
+	var windows [][2]float64
+	detected := map[string]bool{}
+	sec := func(d time.Duration) float64 { return d.Seconds() }
+	for _, e := range trace {
+		switch e.Kind {
+		case ha.EvCrash:
+			ms = append(ms, marker{sec(e.T), "crash " + e.Host, colCrash})
+		case ha.EvPause:
+			ms = append(ms, marker{sec(e.T), "pause " + e.Host, colCrash})
+			windows = append(windows, [2]float64{sec(e.T), sec(e.T + time.Duration(e.N))})
+		case ha.EvPartition:
+			ms = append(ms, marker{sec(e.T), "partition", colCrash})
+		case ha.EvDetect:
+			if !detected[e.Peer] {
+				detected[e.Peer] = true
+				ms = append(ms, marker{sec(e.T), "detect " + e.Peer, colDetect})
+			}
+		case ha.EvTakeover:
+			ms = append(ms, marker{sec(e.T), "takeover " + e.Host, colTakeover})
+		case ha.EvCaughtUp:
+			ms = append(ms, marker{sec(e.T), "caught up", colCaughtUp})
+		}
+	}
+	if f, _, ok := metrics.FirstFault(trace); ok && rec.RecoveryMs != nil {
+		windows = append(windows, [2]float64{sec(f), sec(f) + *rec.RecoveryMs/1e3})
+	}
+	return ms, windows
+}
+
+// decorate adds shaded windows and vertical marker lines spanning [ylo, yhi];
+// labels are drawn when withLabels.
+func decorate(p *plot.Plot, ms []marker, windows [][2]float64, ylo, yhi float64, withLabels bool) error {
+	for _, w := range windows {
+		if !(w[1] > w[0]) {
+			continue
+		}
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: w[0], Y: ylo}, {X: w[1], Y: ylo}, {X: w[1], Y: yhi}, {X: w[0], Y: yhi}})
+		if err != nil {
+			return err
+		}
+		poly.Color = colShade
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+	}
+	for _, m := range ms {
+		l, err := plotter.NewLine(plotter.XYs{{X: m.t, Y: ylo}, {X: m.t, Y: yhi}})
+		if err != nil {
+			return err
+		}
+		l.LineStyle.Color = m.col
+		l.LineStyle.Width = vg.Points(1)
+		l.LineStyle.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+		p.Add(l)
+		if withLabels {
+			p.Legend.Add(fmt.Sprintf("%s at %.2f s", m.label, m.t), l)
+		}
+	}
+	if withLabels {
+		for _, w := range windows {
+			if w[1] > w[0] {
+				p.Legend.Add(fmt.Sprintf("fault to recovery: %.2f–%.2f s", w[0], w[1]), shadeThumb{})
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// LatencyFigure renders one run's end-to-end latency (log scale) and
+// output throughput over time, with crash, detection, takeover and
+// catch-up marked and the fault window (fault → recovery) shaded.
+func LatencyFigure(name, strategy string, faulty []ha.Event, rec metrics.Recovery) (Figure, error) {
+	title := fmt.Sprintf("%s: end-to-end latency and throughput over time", strategy)
+	ds := metrics.Deliveries(faulty)
+	if len(ds) == 0 {
+		return single(name, title, []string{"no output delivered"}, emptyPlot(title, "the sink received no output"))
+	}
+	lat := make(plotter.XYs, 0, len(ds))
+	for _, d := range ds {
+		lat = append(lat, plotter.XY{X: d.T.Seconds(), Y: float64(d.Latency()) / 1e6})
+	}
+	lat = thinMax(lat, maxPoints)
+	ss, notes := cleanSeries([]series{{Name: "latency", XY: lat}}, false, true)
+	ms, windows := runMarkers(faulty, rec)
+
+	var top *plot.Plot
+	if len(ss) == 0 {
+		top = emptyPlot(title, "no delivery has a positive latency")
+	} else {
+		top = newPlot(title, "", "latency (ms, log)", notes)
+		useLog(&top.Y)
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, p := range ss[0].XY {
+			lo, hi = math.Min(lo, p.Y), math.Max(hi, p.Y)
+		}
+		lo, hi = lo*0.8, hi*4
+		top.Y.Min, top.Y.Max = lo, hi
+		if err := decorate(top, ms, windows, lo, hi, true); err != nil {
+			return Figure{}, err
+		}
+		sc, err := plotter.NewScatter(ss[0].XY)
+		if err != nil {
+			return Figure{}, err
+		}
+		sc.GlyphStyle.Radius = vg.Points(1)
+		sc.GlyphStyle.Color = colTakeover
+		top.Add(sc)
+	}
+
+	// Throughput in bins of about 1/100 of the run, at least 10 outputs per bin on average.
+	end := ds[len(ds)-1].T.Seconds()
+	bin := math.Max(end/100, 10*end/float64(len(ds)))
+	bin = niceBin(bin)
+	nb := int(math.Ceil(end/bin)) + 1
+	counts := make([]float64, nb)
+	for _, d := range ds {
+		counts[min(nb-1, int(d.T.Seconds()/bin))]++
+	}
+	thr := make(plotter.XYs, 0, 2*nb)
+	ymax := 0.0
+	for i, c := range counts {
+		r := c / bin
+		ymax = math.Max(ymax, r)
+		thr = append(thr, plotter.XY{X: float64(i) * bin, Y: r}, plotter.XY{X: float64(i+1) * bin, Y: r})
+	}
+	bottom := newPlot("", "time (s)", fmt.Sprintf("outputs/s (%s bins)", time.Duration(bin*float64(time.Second))), nil)
+	bottom.Y.Min, bottom.Y.Max = 0, math.Max(1, ymax*1.1)
+	if err := decorate(bottom, ms, windows, 0, bottom.Y.Max, false); err != nil {
+		return Figure{}, err
+	}
+	l, err := plotter.NewLine(thr)
+	if err != nil {
+		return Figure{}, err
+	}
+	l.LineStyle.Color = colTakeover
+	bottom.Add(l)
+	xmax := end * 1.01
+	for _, p := range []*plot.Plot{top, bottom} {
+		p.X.Min, p.X.Max = 0, xmax
+	}
+	return grid(name, title, notes, figW, 6*vg.Inch, [][]*plot.Plot{{top}, {bottom}})
+}
+
+// niceBin rounds a bin width in seconds up to 1, 2 or 5 × a power of ten.
+func niceBin(b float64) float64 {
+	if b <= 0 || math.IsNaN(b) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(b)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if b <= m*p {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// thinMax keeps at most about n points of a time series, keeping the
+// largest y in each of n/2 equal time buckets (peaks survive) plus the
+// first point.
+func thinMax(xy plotter.XYs, n int) plotter.XYs {
+	if len(xy) <= n || n < 2 {
+		return xy
+	}
+	buckets := n / 2
+	lo, hi := xy[0].X, xy[len(xy)-1].X
+	if hi <= lo {
+		return xy[:n]
+	}
+	best := make([]int, buckets)
+	for i := range best {
+		best[i] = -1
+	}
+	for i, p := range xy {
+		b := min(buckets-1, int((p.X-lo)/(hi-lo)*float64(buckets)))
+		if best[b] < 0 || p.Y > xy[best[b]].Y {
+			best[b] = i
+		}
+	}
+	out := plotter.XYs{xy[0]}
+	for _, i := range best {
+		if i > 0 {
+			out = append(out, xy[i])
+		}
+	}
+	return out
+}
+
+// OutputFigure renders the output timeline: for every delivery, its time
+// against the position of its id in the failure-free output, coloured by
+// the classifier's label (ok, duplicate, wrong, spurious), the missing
+// outputs at their expected time, and the expected outputs for reference.
+// Gap shows as missing or wrong outputs, rollback as duplicates stepping
+// back, precise as deliveries on the expected line.
+func OutputFigure(name, strategy string, reference, faulty []ha.Event, rec metrics.Recovery) (Figure, error) {
+	exp, obs := metrics.Deliveries(reference), metrics.Deliveries(faulty)
+	eo, oo := metrics.Outputs(exp), metrics.Outputs(obs)
+	res := classify.Classify(eo, oo, nil)
+	title := fmt.Sprintf("%s: output timeline (%s)", strategy, recoveryText(res))
+	if len(exp) == 0 && len(obs) == 0 {
+		return single(name, title, []string{"no output"}, emptyPlot(title, "neither run delivered any output"))
+	}
+	pos := make(map[string]int, len(eo))
+	for i, o := range eo {
+		if _, ok := pos[o.ID]; !ok {
+			pos[o.ID] = i
+		}
+	}
+	var expXY, okXY, dupXY, wrongXY, spurXY, missXY plotter.XYs
+	for i, d := range exp {
+		expXY = append(expXY, plotter.XY{X: d.T.Seconds(), Y: float64(i)})
+	}
+	last := 0.0
+	for i, d := range obs {
+		y, ok := pos[oo[i].ID]
+		if !ok {
+			y = int(last) // a spurious id sits where the stream was
+		}
+		last = float64(y)
+		xy := plotter.XY{X: d.T.Seconds(), Y: float64(y)}
+		switch res.Status[i] {
+		case classify.StatusDuplicate:
+			dupXY = append(dupXY, xy)
+		case classify.StatusWrong:
+			wrongXY = append(wrongXY, xy)
+		case classify.StatusSpurious:
+			spurXY = append(spurXY, xy)
+		default:
+			okXY = append(okXY, xy)
+		}
+	}
+	for _, id := range res.MissingIDs {
+		if i, ok := pos[id]; ok {
+			missXY = append(missXY, plotter.XY{X: exp[i].T.Seconds(), Y: float64(i)})
+		}
+	}
+	var notes []string
+	if len(okXY) > maxPoints {
+		notes = append(notes, fmt.Sprintf("every %d-th correct output drawn", (len(okXY)+maxPoints-1)/maxPoints))
+		okXY = every(okXY, maxPoints)
+	}
+	expXY = every(expXY, maxPoints)
+
+	p := newPlot(title, "delivery time (s)", "position in the failure-free output", notes)
+	p.Legend.Top, p.Legend.Left = true, true
+	ymax := math.Max(1, float64(len(exp)))
+	ms, windows := runMarkers(faulty, rec)
+	if err := decorate(p, ms, windows, 0, ymax, true); err != nil {
+		return Figure{}, err
+	}
+	if len(expXY) > 1 {
+		l, err := plotter.NewLine(expXY)
+		if err != nil {
+			return Figure{}, err
+		}
+		l.LineStyle.Color = colExpected
+		l.LineStyle.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("expected (%d)", len(exp)), l)
+	}
+	groups := []struct {
+		label string
+		xy    plotter.XYs
+		col   color.Color
+		shape draw.GlyphDrawer
+		r     vg.Length
+	}{
+		{"delivered ok", okXY, colOK, draw.CircleGlyph{}, 1.2},
+		{"duplicate", dupXY, colDup, draw.TriangleGlyph{}, 3},
+		{"wrong", wrongXY, colWrong, draw.SquareGlyph{}, 3},
+		{"spurious", spurXY, colSpurious, draw.PlusGlyph{}, 3},
+		{"missing", missXY, colMissing, draw.CrossGlyph{}, 3.5},
+	}
+	counts := map[string]int{"delivered ok": len(okXY), "duplicate": res.Duplicates, "wrong": res.Wrong, "spurious": res.Spurious, "missing": res.Missing}
+	for _, g := range groups {
+		if len(g.xy) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(g.xy)
+		if err != nil {
+			return Figure{}, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: g.col, Shape: g.shape, Radius: vg.Points(float64(g.r))}
+		p.Add(sc)
+		p.Legend.Add(fmt.Sprintf("%s (%d)", g.label, counts[g.label]), sc)
+	}
+	p.Y.Min, p.Y.Max = 0, ymax
+	return single(name, title, notes, p)
+}
+
+func recoveryText(r classify.Result) string {
+	s := r.Type
+	if r.Subtype != "" {
+		s += "/" + r.Subtype
+	}
+	return fmt.Sprintf("%s: %d missing, %d duplicate, %d wrong", s, r.Missing, r.Duplicates, r.Wrong)
+}
+
+// every keeps about n evenly spaced points.
+func every(xy plotter.XYs, n int) plotter.XYs {
+	if len(xy) <= n {
+		return xy
+	}
+	k := (len(xy) + n - 1) / n
+	var out plotter.XYs
+	for i := 0; i < len(xy); i += k {
+		out = append(out, xy[i])
+	}
+	return out
+}
+
+// RunFigures renders the latency/throughput and output-timeline figures
+// of every strategy of a comparison (traces in runs, parallel to names).
+func RunFigures(reference []ha.Event, names []string, traces [][]ha.Event, recs []metrics.Recovery) ([]Figure, error) {
+	var figs []Figure
+	for i, n := range names {
+		stem := sanitizeName(n)
+		f, err := LatencyFigure("latency-"+stem, n, traces[i], recs[i])
+		if err != nil {
+			return nil, err
+		}
+		g, err := OutputFigure("outputs-"+stem, n, reference, traces[i], recs[i])
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f, g)
+	}
+	return figs, nil
+}
+
+// shadeThumb is the legend thumbnail of a shaded window.
+type shadeThumb struct{}
+
+// Thumbnail implements plot.Thumbnailer.
+func (shadeThumb) Thumbnail(c *draw.Canvas) {
+	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}}
+	c.FillPolygon(colShade, c.ClipPolygonXY(pts))
+}

@@ -1,0 +1,327 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/streamha/streamha/sim"
+)
+
+// SweepFigures renders the sweep plots: recovery time vs the first swept
+// parameter (95 % confidence bars over seeds), overhead (CPU, bytes,
+// memory) vs the parameter, the overhead/recovery trade-off scatter, and
+// the CDF of recovery time over seeds at the representative setting.
+func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
+	rows := Aggregate(points)
+	ax := newParamAxis(sw.Params[0].Name, sw.Params[0].Values)
+	stem := sanitizeName(sw.Params[0].Name)
+	names := seriesNames(sw, rows)
+	colorOf := func(n string) int { return slices.Index(names, n) }
+	logX := ax.kind != axisCategory && wantLog(ax.pos)
+
+	var figs []Figure
+	add := func(f Figure, err error) error {
+		if err != nil {
+			return err
+		}
+		figs = append(figs, f)
+		return nil
+	}
+	build := func(get func(SweepRow) Stat) []series {
+		byName := map[string]*series{}
+		for _, r := range rows {
+			n := seriesName(sw, r)
+			s, ok := byName[n]
+			if !ok {
+				s = &series{Name: n}
+				byName[n] = s
+			}
+			st := get(r)
+			s.XY = append(s.XY, plotter.XY{X: ax.x(r.Values[0]), Y: st.meanOrNaN()})
+			s.Err = append(s.Err, st.CI95)
+		}
+		out := make([]series, 0, len(names))
+		for _, n := range names {
+			if s, ok := byName[n]; ok {
+				sort.SliceStable(s.XY, func(a, b int) bool { return s.XY[a].X < s.XY[b].X })
+				out = append(out, *s)
+			}
+		}
+		return out
+	}
+
+	// 1. Recovery time vs the parameter.
+	{
+		title := "Recovery time vs " + ax.name + " (mean, 95 % CI over seeds)"
+		ss, notes := cleanSeries(build(func(r SweepRow) Stat { return r.RecoveryMs }), logX, false)
+		p, err := lineFigure(title, ax, logX, "recovery time (ms)", ss, notes, colorOf, "no strategy has a recovery time (no fault, or no run recovered)")
+		if err != nil {
+			return nil, err
+		}
+		if err := add(single("recovery-vs-"+stem, title, notes, p)); err != nil {
+			return nil, err
+		}
+	}
+	// 2. Overhead vs the parameter.
+	{
+		title := "Runtime overhead vs " + ax.name + " (failure-free run, against no HA)"
+		var allNotes []string
+		panel := func(t, y string, get func(SweepRow) Stat) (*plot.Plot, error) {
+			ss, notes := cleanSeries(build(get), logX, false)
+			allNotes = append(allNotes, prefixNotes(t, notes)...)
+			return lineFigure(t, ax, logX, y, ss, notes, colorOf, "no "+t+" figure")
+		}
+		cpu, err := panel("CPU", "CPU × no-HA", func(r SweepRow) Stat { return r.CPURatio })
+		if err != nil {
+			return nil, err
+		}
+		byt, err := panel("bytes sent", "bytes × no-HA", func(r SweepRow) Stat { return r.BytesRatio })
+		if err != nil {
+			return nil, err
+		}
+		mem, err := panel("memory", "peak queue (kB)", func(r SweepRow) Stat {
+			s := r.PeakQueueBytes
+			s.Mean, s.CI95, s.Min, s.Max = s.Mean/1e3, s.CI95/1e3, s.Min/1e3, s.Max/1e3
+			return s
+		})
+		if err != nil {
+			return nil, err
+		}
+		if err := add(grid("overhead-vs-"+stem, title, allNotes, 12*vg.Inch, 4*vg.Inch, [][]*plot.Plot{{cpu, byt, mem}})); err != nil {
+			return nil, err
+		}
+	}
+	// 3. Trade-off: overhead vs recovery time, one point per strategy and setting.
+	{
+		title := "Trade-off: overhead vs recovery time (one point per strategy and " + ax.name + ")"
+		var allNotes []string
+		panel := func(t, xl string, get func(SweepRow) Stat) (*plot.Plot, error) {
+			byName := map[string]*series{}
+			for _, r := range rows {
+				n := seriesName(sw, r)
+				s, ok := byName[n]
+				if !ok {
+					s = &series{Name: n, Tags: []string{}}
+					byName[n] = s
+				}
+				s.XY = append(s.XY, plotter.XY{X: get(r).meanOrNaN(), Y: r.RecoveryMs.meanOrNaN()})
+				s.Tags = append(s.Tags, r.Values[0])
+			}
+			var ss []series
+			for _, n := range names {
+				if s, ok := byName[n]; ok {
+					ss = append(ss, mergeSame(*s))
+				}
+			}
+			ss, notes := cleanSeries(ss, false, false)
+			allNotes = append(allNotes, prefixNotes(t, notes)...)
+			if len(ss) == 0 {
+				return emptyPlot(t, "no run has both an overhead and a recovery time"), nil
+			}
+			p := newPlot(t, xl, "recovery time (ms)", notes)
+			headroom(p, ss)
+			return p, addSeries(p, ss, colorOf, false)
+		}
+		a, err := panel("CPU overhead", "CPU × no-HA", func(r SweepRow) Stat { return r.CPURatio })
+		if err != nil {
+			return nil, err
+		}
+		b, err := panel("network overhead", "bytes × no-HA", func(r SweepRow) Stat { return r.BytesRatio })
+		if err != nil {
+			return nil, err
+		}
+		if err := add(grid("tradeoff-"+stem, title, allNotes, 12*vg.Inch, 5*vg.Inch, [][]*plot.Plot{{a, b}})); err != nil {
+			return nil, err
+		}
+	}
+	// 6. CDF of recovery time over seeds at the representative setting.
+	{
+		rep := RepresentativeSetting(sw)
+		vals := sw.SettingValues(rep)
+		title := "CDF of recovery time over " + fmt.Sprint(len(sw.Seeds)) + " seeds at " + settingLabel(sw, vals)
+		per := map[string][]float64{}
+		for _, p := range points {
+			if p.Setting != rep {
+				continue
+			}
+			for _, r := range p.Result.Runs {
+				if r.Recovery.RecoveryMs != nil {
+					per[r.Strategy] = append(per[r.Strategy], *r.Recovery.RecoveryMs)
+				}
+			}
+		}
+		var ss []series
+		for _, n := range sw.Strategies {
+			xs := slices.Clone(per[n])
+			if len(xs) == 0 {
+				continue
+			}
+			sort.Float64s(xs)
+			s := series{Name: n}
+			for i, x := range xs {
+				if i == 0 {
+					s.XY = append(s.XY, plotter.XY{X: x, Y: 0})
+				} else {
+					s.XY = append(s.XY, plotter.XY{X: x, Y: float64(i) / float64(len(xs))})
+				}
+				s.XY = append(s.XY, plotter.XY{X: x, Y: float64(i+1) / float64(len(xs))})
+			}
+			ss = append(ss, s)
+		}
+		ss, notes := cleanSeries(ss, false, false)
+		var p *plot.Plot
+		if len(ss) == 0 {
+			p = emptyPlot(title, "no recovery time at this setting")
+		} else {
+			p = newPlot(title, "recovery time (ms)", "fraction of seeds", notes)
+			p.Y.Min, p.Y.Max = 0, 1
+			p.Legend.Left = false
+			p.Legend.Top = false
+			if err := addSeries(p, ss, func(n string) int { return slices.Index(sw.Strategies, n) }, true); err != nil {
+				return nil, err
+			}
+		}
+		if err := add(single("recovery-cdf", title, notes, p)); err != nil {
+			return nil, err
+		}
+	}
+	return figs, nil
+}
+
+// lineFigure is a parameter-vs-figure plot with error bars, or an empty
+// plot saying why.
+func lineFigure(title string, ax paramAxis, logX bool, ylabel string, ss []series, notes []string, colorOf func(string) int, empty string) (*plot.Plot, error) {
+	if len(ss) == 0 {
+		return emptyPlot(title, empty), nil
+	}
+	p := newPlot(title, ax.label(), ylabel, notes)
+	if logX {
+		useLog(&p.X)
+	}
+	var ticks []plot.Tick
+	for i, v := range ax.values {
+		if !logX || ax.pos[i] > 0 {
+			ticks = append(ticks, plot.Tick{Value: ax.pos[i], Label: v})
+		}
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	if ax.kind == axisCategory {
+		p.X.Min, p.X.Max = -0.5, float64(len(ax.values))-0.5
+	}
+	ymin := math.Inf(1)
+	for _, s := range ss {
+		for i, xy := range s.XY {
+			lo := xy.Y
+			if s.Err != nil {
+				lo -= s.Err[i]
+			}
+			ymin = math.Min(ymin, lo)
+		}
+	}
+	if ymin >= 0 {
+		p.Y.Min = 0
+	}
+	headroom(p, ss)
+	return p, addSeries(p, ss, colorOf, true)
+}
+
+func prefixNotes(prefix string, notes []string) []string {
+	out := make([]string, len(notes))
+	for i, n := range notes {
+		out[i] = prefix + ": " + n
+	}
+	return out
+}
+
+// seriesName is the strategy, plus the values of the other swept
+// parameters when there are several.
+func seriesName(sw *sim.Sweep, r SweepRow) string {
+	if len(sw.Params) < 2 {
+		return r.Strategy
+	}
+	var parts []string
+	for i := 1; i < len(sw.Params); i++ {
+		parts = append(parts, sw.Params[i].Name+"="+r.Values[i])
+	}
+	return r.Strategy + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// seriesNames lists series in strategy order, then setting order.
+func seriesNames(sw *sim.Sweep, rows []SweepRow) []string {
+	var names []string
+	for _, st := range sw.Strategies {
+		for _, r := range rows {
+			if r.Strategy != st {
+				continue
+			}
+			if n := seriesName(sw, r); !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+// RepresentativeSetting is the setting shown in single-setting figures:
+// the middle value of every swept parameter.
+func RepresentativeSetting(sw *sim.Sweep) int {
+	s := 0
+	for _, p := range sw.Params {
+		s = s*len(p.Values) + (len(p.Values)-1)/2
+	}
+	return s
+}
+
+func settingLabel(sw *sim.Sweep, vals []string) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		parts[i] = sw.Params[i].Name + "=" + v
+	}
+	return strings.Join(parts, ", ")
+}
+
+// headroom raises the y maximum so the legend (top right) clears the data.
+func headroom(p *plot.Plot, ss []series) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range ss {
+		for i, xy := range s.XY {
+			e := 0.0
+			if s.Err != nil {
+				e = s.Err[i]
+			}
+			lo, hi = math.Min(lo, xy.Y-e), math.Max(hi, xy.Y+e)
+		}
+	}
+	if p.Y.Min == 0 && lo >= 0 {
+		lo = 0
+	}
+	if hi > lo {
+		p.Y.Max = hi + 0.06*float64(len(ss)+1)*(hi-lo)
+	} else {
+		p.Y.Max = hi + math.Max(1, math.Abs(hi)*0.5)
+	}
+}
+
+// mergeSame joins points of a series that coincide (a strategy the
+// parameter does not affect), labelling them with the first and last tags.
+func mergeSame(s series) series {
+	out := series{Name: s.Name, Tags: []string{}}
+	for i, xy := range s.XY {
+		j := slices.IndexFunc(out.XY, func(o plotter.XY) bool { return o == xy })
+		if j < 0 {
+			out.XY = append(out.XY, xy)
+			out.Tags = append(out.Tags, s.Tags[i])
+			continue
+		}
+		first, _, _ := strings.Cut(out.Tags[j], "…")
+		out.Tags[j] = first + "…" + s.Tags[i]
+	}
+	return out
+}

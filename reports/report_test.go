@@ -1,0 +1,294 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/sim"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func compareRun(t *testing.T) *sim.Comparison {
+	t.Helper()
+	e, err := sim.Parse([]byte(testExperiment), "test")
+	require.NoError(t, err)
+	cmp, err := sim.Compare(e, []string{"amnesia", "sweeptest"})
+	require.NoError(t, err)
+	return cmp
+}
+
+func traces(cmp *sim.Comparison) [][]ha.Event {
+	out := make([][]ha.Event, len(cmp.Runs))
+	for i, r := range cmp.Runs {
+		out[i] = r.Trace
+	}
+	return out
+}
+
+// synthPoints is a fixed sweep result: recovery grows with the interval
+// for "b", "a" is flat; one seed of "a" has no recovery time.
+func synthPoints() (*sim.Sweep, []PointResult) {
+	sw := &sim.Sweep{Name: "synth", Params: []sim.SweepParam{{Name: "checkpoint_interval", Values: []string{"50ms", "100ms", "400ms"}}},
+		Strategies: []string{"a", "b"}, Seeds: []uint64{1, 2, 3}, Kinds: []string{sim.ParamStrategy}}
+	var ps []PointResult
+	for i := range sw.Len() {
+		pt := sw.Point(i)
+		f := func(v float64) *float64 { return &v }
+		iv := []float64{50, 100, 400}[pt.Setting]
+		ra := metrics.Run{Strategy: "a", Recovery: metrics.Recovery{Type: "gap", RecoveryMs: f(200 + float64(pt.Seed))},
+			Overhead: metrics.Overhead{CPURatio: f(1), BytesRatio: f(1)}}
+		if pt.Seed == 2 {
+			ra.Recovery.RecoveryMs = nil
+		}
+		rb := metrics.Run{Strategy: "b", Recovery: metrics.Recovery{Type: "precise", RecoveryMs: f(250 + iv/2 + 10*float64(pt.Seed))},
+			Overhead: metrics.Overhead{CPURatio: f(1 + 5/iv), BytesRatio: f(1 + 50/iv), PeakQueueBytes: int64(iv * 100)}}
+		ps = append(ps, PointResult{SweepPoint: pt, Result: &metrics.Result{Seed: pt.Seed, Runs: []metrics.Run{ra, rb}}})
+	}
+	return sw, ps
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./reports -update to create the golden files")
+	assert.True(t, bytes.Equal(want, got), "%s differs from the golden file (go test ./reports -update after checking the change)", name)
+}
+
+func TestGoldenSVG(t *testing.T) {
+	sw, ps := synthPoints()
+	figs, err := SweepFigures(sw, ps)
+	require.NoError(t, err)
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.Name)
+		golden(t, f.Name+".svg", f.SVG)
+	}
+	png, err := figs[0].PNG()
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(png, []byte("\x89PNG")))
+	assert.Equal(t, []string{"recovery-vs-checkpoint_interval", "overhead-vs-checkpoint_interval", "tradeoff-checkpoint_interval", "recovery-cdf"}, names)
+
+	cmp := compareRun(t)
+	run := cmp.Runs[0]
+	lf, err := LatencyFigure("latency", "amnesia", run.Trace, run.Run.Recovery)
+	require.NoError(t, err)
+	golden(t, "latency-amnesia.svg", lf.SVG)
+	of, err := OutputFigure("outputs", "amnesia", cmp.Reference, run.Trace, run.Run.Recovery)
+	require.NoError(t, err)
+	golden(t, "outputs-amnesia.svg", of.SVG)
+	assert.Contains(t, of.Title, "gap")
+
+	// Rendering twice gives the same bytes.
+	again, err := SweepFigures(sw, ps)
+	require.NoError(t, err)
+	for i := range figs {
+		assert.Equal(t, figs[i].SVG, again[i].SVG)
+	}
+}
+
+func TestRunReportFiles(t *testing.T) {
+	cmp := compareRun(t)
+	r := cmp.Result
+	r.Command = "streamha run --seed 7"
+	AddModelsFromConfig(r)
+	require.NotNil(t, r.Runs[0].Model, "the model is computed from the recorded experiment")
+	dir := t.TempDir()
+	figs, err := WriteRunReport(dir, r, cmp.Reference, traces(cmp))
+	require.NoError(t, err)
+	require.Len(t, figs, 4)
+	for _, f := range []string{"report.md", "report.html", "results.csv", "results.json", "latency-amnesia.png", "latency-amnesia.svg", "outputs-sweeptest.svg"} {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+
+	page := readFile(t, filepath.Join(dir, "report.html"))
+	assertSelfContained(t, page)
+	assert.Equal(t, 4, strings.Count(page, "<svg "))
+	for _, want := range []string{"streamha run --seed 7", "seed 7", "name: small", "Model vs simulation", "gap"} {
+		assert.Contains(t, page, want)
+	}
+	md := readFile(t, filepath.Join(dir, "report.md"))
+	assert.Contains(t, md, "![amnesia: end-to-end latency and throughput over time](latency-amnesia.png)")
+	assert.Contains(t, md, "| amnesia | gap |")
+	if ex := r.Runs[0].Recovery.Explanations; len(ex) > 0 {
+		assert.Contains(t, md, ex[0])
+	}
+
+	// CSV and JSON agree with the table and the result.
+	rows := readCSV(t, filepath.Join(dir, "results.csv"))
+	var js struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "results.json"))), &js))
+	require.Len(t, rows, len(r.Runs))
+	require.Len(t, js.Rows, len(r.Runs))
+	for i, run := range r.Runs {
+		assert.Equal(t, run.Strategy, rows[i]["strategy"])
+		assert.Equal(t, run.Strategy, js.Rows[i]["strategy"])
+		assert.Equal(t, RecoveryLabel(run.Recovery), rows[i]["recovery"])
+		assert.Equal(t, strconv.Itoa(run.Recovery.Wrong), rows[i]["wrong"])
+		assert.Equal(t, float64(run.Recovery.Wrong), js.Rows[i]["wrong"])
+		rec, err := strconv.ParseFloat(rows[i]["recovery_ms"], 64)
+		require.NoError(t, err)
+		assert.Equal(t, *run.Recovery.RecoveryMs, rec)
+		assert.Equal(t, *run.Recovery.RecoveryMs, js.Rows[i]["recovery_ms"])
+		assert.Contains(t, md, "| "+run.Strategy+" | "+RecoveryLabel(run.Recovery)+" | "+rows[i]["missing"]+" | ")
+	}
+
+	// report re-renders from the saved directory identically.
+	require.NoError(t, WriteJSON(filepath.Join(dir, ResultFile), r))
+	require.NoError(t, WriteTrace(filepath.Join(dir, ReferenceFile), cmp.Reference))
+	for i, run := range r.Runs {
+		require.NoError(t, WriteTrace(TraceFile(dir, run.Strategy), cmp.Runs[i].Trace))
+	}
+	r2, ref2, tr2, err := LoadRunDir(dir)
+	require.NoError(t, err)
+	dir2 := t.TempDir()
+	_, err = WriteRunReport(dir2, r2, ref2, tr2)
+	require.NoError(t, err)
+	assert.Equal(t, page, readFile(t, filepath.Join(dir2, "report.html")))
+}
+
+func assertSelfContained(t *testing.T, page string) {
+	t.Helper()
+	low := strings.ToLower(page)
+	for _, bad := range []string{"http:", "https:", "<link", "src=", "<script", "url("} {
+		assert.NotContains(t, low, bad)
+	}
+}
+
+func readCSV(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	recs, err := csv.NewReader(strings.NewReader(readFile(t, path))).ReadAll()
+	require.NoError(t, err)
+	var out []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, k := range recs[0] {
+			m[k] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestSweepReportFiles(t *testing.T) {
+	sw := testSweep(t)
+	dir := t.TempDir()
+	ps, err := RunSweep(t.Context(), dir, sw, SweepOptions{Workers: 2, Command: "streamha sweep --param detector.timeout=100ms,400ms"})
+	require.NoError(t, err)
+	meta, loaded, err := LoadSweepDir(dir)
+	require.NoError(t, err)
+	assert.Equal(t, ps, loaded)
+	figs, err := WriteSweepReport(dir, meta, loaded)
+	require.NoError(t, err)
+	assert.Len(t, figs, 4+2*len(sw.Strategies))
+	page := readFile(t, filepath.Join(dir, "report.html"))
+	assertSelfContained(t, page)
+	assert.Contains(t, page, "streamha sweep --param detector.timeout=100ms,400ms")
+	for _, f := range []string{"recovery-vs-detector.timeout.png", "overhead-vs-detector.timeout.svg", "tradeoff-detector.timeout.png", "recovery-cdf.svg", "points.csv"} {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+	rows := Aggregate(ps)
+	csvRows := readCSV(t, filepath.Join(dir, "results.csv"))
+	require.Len(t, csvRows, len(rows))
+	for i, r := range rows {
+		assert.Equal(t, r.Strategy, csvRows[i]["strategy"])
+		assert.Equal(t, r.Values[0], csvRows[i]["detector.timeout"])
+		got, err := strconv.ParseFloat(csvRows[i]["recovery_ms"], 64)
+		require.NoError(t, err)
+		assert.InDelta(t, r.RecoveryMs.Mean, got, 1e-9)
+		assert.Equal(t, strconv.Itoa(r.Seeds), csvRows[i]["seeds"])
+	}
+	points := readCSV(t, filepath.Join(dir, "points.csv"))
+	assert.Len(t, points, sw.Len()*len(sw.Strategies))
+}
+
+func TestPlotsSurviveBadData(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	sw := &sim.Sweep{Name: "bad", Params: []sim.SweepParam{{Name: "rate", Values: []string{"0", "10", "1000"}}},
+		Strategies: []string{"a"}, Seeds: []uint64{1}, Kinds: []string{sim.ParamExperiment}}
+	for _, tc := range []struct {
+		name string
+		rec  *float64
+		cpu  *float64
+	}{
+		{"no recovery time", nil, nil},
+		{"NaN", f(math.NaN()), f(math.NaN())},
+		{"zero", f(0), f(0)},
+		{"values", f(10), f(1.5)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ps []PointResult
+			for i := range sw.Len() {
+				ps = append(ps, PointResult{SweepPoint: sw.Point(i), Result: &metrics.Result{Runs: []metrics.Run{{
+					Strategy: "a", Recovery: metrics.Recovery{RecoveryMs: tc.rec}, Overhead: metrics.Overhead{CPURatio: tc.cpu}}}}})
+			}
+			figs, err := SweepFigures(sw, ps)
+			require.NoError(t, err)
+			require.Len(t, figs, 4)
+			if tc.rec != nil && *tc.rec > 0 {
+				// x = 0 cannot sit on the log axis (0, 10, 1000 span ≥ 8×): said, not drawn.
+				assert.Contains(t, strings.Join(figs[0].Notes, ";"), "≤ 0 not drawn on the log axis")
+			}
+			if tc.rec == nil {
+				assert.Contains(t, string(figs[0].SVG), "no data to plot")
+			}
+		})
+	}
+	t.Run("no points", func(t *testing.T) {
+		figs, err := SweepFigures(sw, nil)
+		require.NoError(t, err)
+		assert.Contains(t, string(figs[0].SVG), "no data to plot")
+	})
+	t.Run("empty trace", func(t *testing.T) {
+		lf, err := LatencyFigure("l", "a", nil, metrics.Recovery{})
+		require.NoError(t, err)
+		assert.Contains(t, string(lf.SVG), "no data to plot")
+		of, err := OutputFigure("o", "a", nil, nil, metrics.Recovery{})
+		require.NoError(t, err)
+		assert.Contains(t, string(of.SVG), "no data to plot")
+	})
+	t.Run("clean series", func(t *testing.T) {
+		ss, notes := cleanSeries([]series{{Name: "x", XY: plotter.XYs{{X: 1, Y: math.NaN()}, {X: 0, Y: 1}, {X: 2, Y: 0}, {X: 3, Y: 4}}}}, true, true)
+		require.Len(t, ss, 1)
+		assert.Len(t, ss[0].XY, 1)
+		assert.Equal(t, []string{"1 point without a value not drawn", "2 points ≤ 0 not drawn on the log axis"}, notes)
+	})
+}
+
+func TestModel(t *testing.T) {
+	e, err := sim.Parse([]byte(testExperiment), "test")
+	require.NoError(t, err)
+	unknown := Model(e, "someone-elses", nil)
+	assert.Equal(t, map[string]float64{ModelStateBytes: unknown[ModelStateBytes], ModelDetectionMs: 225}, unknown,
+		"an unknown strategy gets the detection delay alone")
+	short := Model(e, "passive-standby", map[string]string{"checkpoint_interval": "50ms"})
+	long := Model(e, "passive-standby", map[string]string{"checkpoint_interval": "800ms"})
+	assert.Greater(t, long[ModelReplayMs], short[ModelReplayMs])
+	assert.Greater(t, short[ModelCkptBytesPS], long[ModelCkptBytesPS])
+	assert.Greater(t, long[ModelRecoveryMs], long[ModelDetectionMs])
+	active := Model(e, "active-standby", nil)
+	assert.Zero(t, active[ModelReplayMs])
+	assert.InDelta(t, 2, active[ModelCPURatio], 0.3, "process pairs double the fragments' work")
+	assert.Greater(t, unknown[ModelStateBytes], 0.0, "the tumbling window holds state")
+}

@@ -1,0 +1,201 @@
+package reports
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/sim"
+)
+
+// Run report files.
+const (
+	ResultFile    = "result.json"
+	ReferenceFile = "trace-reference.jsonl"
+)
+
+// AddModelsFromConfig fills every run's first-principles model from the
+// experiment recorded in the result (Result.Config). It does nothing when
+// the result carries no experiment or it no longer parses.
+func AddModelsFromConfig(r *metrics.Result) {
+	if r.Config == "" {
+		return
+	}
+	e, err := sim.Parse([]byte(r.Config), r.Experiment)
+	if err != nil {
+		return
+	}
+	AddModels(e, r)
+}
+
+// RunTable is the comparison table of a run: one row per strategy, the
+// columns of the terminal table (results.csv and results.json hold it too).
+func RunTable(r *metrics.Result) *table {
+	t := &table{
+		head: []string{"strategy", "recovery", "missing", "dup", "wrong", "lost in", "detect ms", "recovery ms", "+latency ms", "unavail ms", "cpu×", "bytes×", "msgs×", "peak queue", "checkpoint bytes"},
+		keys: []string{"strategy", "recovery", "missing", "duplicates", "wrong", "lost_inputs", "detection_ms", "recovery_ms", "max_added_latency_ms", "unavailable_ms", "cpu_ratio", "bytes_ratio", "messages_ratio", "peak_queue", "checkpoint_bytes"},
+	}
+	for _, run := range r.Runs {
+		rec, o := run.Recovery, run.Overhead
+		t.rows = append(t.rows, []cell{
+			txt(run.Strategy), txt(RecoveryLabel(rec)), intCell(int64(rec.Missing)), intCell(int64(rec.Duplicates)),
+			intCell(int64(rec.Wrong)), intCell(rec.LostInputs), optCell(rec.DetectionMs, 1), optCell(rec.RecoveryMs, 1),
+			numCell(rec.MaxAddedLatencyMs, 1), numCell(rec.UnavailableMs, 1), optCell(o.CPURatio, 2), optCell(o.BytesRatio, 2),
+			optCell(o.MessagesRatio, 2), intCell(o.PeakQueue), intCell(o.CheckpointBytes),
+		})
+	}
+	return t
+}
+
+// modelTable puts the first-principles model beside the simulated figures.
+func modelTable(runs []metrics.Run) *table {
+	t := &table{
+		head: []string{"strategy", "figure", "model", "simulated", "sim − model"},
+		keys: []string{"strategy", "figure", "model", "simulated", "difference"},
+	}
+	for _, r := range runs {
+		if r.Model == nil {
+			t.rows = append(t.rows, []cell{txt(r.Strategy), txt("(no model)"), numCell(nan(), 1), numCell(nan(), 1), numCell(nan(), 1)})
+			continue
+		}
+		add := func(fig string, key string, sim *float64, prec int) {
+			m, ok := r.Model[key]
+			if !ok && sim == nil {
+				return
+			}
+			mc := numCell(nan(), prec)
+			if ok {
+				mc = numCell(m, prec)
+			}
+			d := numCell(nan(), prec)
+			if ok && sim != nil {
+				d = numCell(*sim-m, prec)
+			}
+			t.rows = append(t.rows, []cell{txt(r.Strategy), txt(fig), mc, optCell(sim, prec), d})
+		}
+		add("detection ms", ModelDetectionMs, r.Recovery.DetectionMs, 1)
+		add("recovery ms", ModelRecoveryMs, r.Recovery.RecoveryMs, 1)
+		add("cpu×", ModelCPURatio, r.Overhead.CPURatio, 2)
+		add("bytes×", ModelBytesRatio, r.Overhead.BytesRatio, 2)
+		if _, ok := r.Model[ModelRestoreMs]; ok {
+			t.rows = append(t.rows, []cell{txt(r.Strategy), txt("  of which restore ms"), numCell(r.Model[ModelRestoreMs], 2), numCell(nan(), 1), numCell(nan(), 1)})
+		}
+		if _, ok := r.Model[ModelReplayMs]; ok {
+			t.rows = append(t.rows, []cell{txt(r.Strategy), txt("  of which replay/catch-up ms"), numCell(r.Model[ModelReplayMs], 1), numCell(nan(), 1), numCell(nan(), 1)})
+		}
+	}
+	return t
+}
+
+// WriteRunReport writes the report of one `streamha run` into dir:
+// report.md, report.html, results.csv, results.json and, per strategy, the
+// latency/throughput and output-timeline figures (PNG and SVG). traces are
+// the faulty traces parallel to r.Runs. It returns the figures.
+func WriteRunReport(dir string, r *metrics.Result, reference []ha.Event, traces [][]ha.Event) ([]Figure, error) {
+	if len(traces) != len(r.Runs) {
+		return nil, fmt.Errorf("run report: %d traces for %d runs", len(traces), len(r.Runs))
+	}
+	var names []string
+	var recs []metrics.Recovery
+	for _, run := range r.Runs {
+		names = append(names, run.Strategy)
+		recs = append(recs, run.Recovery)
+	}
+	figs, err := RunFigures(reference, names, traces, recs)
+	if err != nil {
+		return nil, err
+	}
+	d := &document{title: fmt.Sprintf("streamha run: %s, seed %d", r.Experiment, r.Seed)}
+	intro := fmt.Sprintf("Mode %s · query class %s · seed %d.", r.Mode, r.QueryClass, r.Seed)
+	if len(r.Faults) > 0 {
+		intro += " Faults: " + joinSemi(r.Faults) + "."
+	}
+	d.p(intro)
+	if r.Command != "" {
+		d.p("Reproduce with `" + r.Command + "`.")
+	}
+	if r.Note != "" {
+		d.p(r.Note)
+	}
+	d.h(2, "Comparison")
+	d.p("Recovery type against the failure-free run of the same seed; overhead ratios against the no-HA run (DESIGN §5).")
+	t := RunTable(r)
+	d.tbl(t)
+	d.h(2, "Model vs simulation")
+	d.p("First-principles estimates (detection ≈ timeout + heartbeat/2, restore = state × per-byte CPU, catch-up of replayed and backlogged input at the spare's processing rate; docs/reports.md) beside the simulated figures.")
+	d.tbl(modelTable(r.Runs))
+	d.h(2, "Figures")
+	for i := range figs {
+		d.figure(&figs[i])
+	}
+	d.h(2, "Anomalies")
+	anyAnomaly := false
+	for _, run := range r.Runs {
+		if len(run.Recovery.Explanations) == 0 {
+			continue
+		}
+		anyAnomaly = true
+		d.h(3, fmt.Sprintf("%s (%s)", run.Strategy, RecoveryLabel(run.Recovery)))
+		d.list(run.Recovery.Explanations)
+	}
+	if !anyAnomaly {
+		d.p("No anomaly: every strategy delivered exactly the failure-free output.")
+	}
+	if r.Config != "" {
+		d.h(2, "Experiment")
+		d.code("yaml", r.Config)
+	}
+	extra := map[string]any{"experiment": r.Experiment, "seed": r.Seed, "command": r.Command, "faults": r.Faults, "model": modelTable(r.Runs).records()}
+	if err := writeDoc(dir, d, t, figs, extra); err != nil {
+		return nil, err
+	}
+	return figs, nil
+}
+
+func joinSemi(xs []string) string {
+	s := ""
+	for i, x := range xs {
+		if i > 0 {
+			s += "; "
+		}
+		s += x
+	}
+	return s
+}
+
+// LoadRunDir reads a run directory written by `streamha run`: result.json,
+// the reference trace and each strategy's trace.
+func LoadRunDir(dir string) (*metrics.Result, []ha.Event, [][]ha.Event, error) {
+	r, err := ReadResult(filepath.Join(dir, ResultFile))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ref, err := ReadTrace(filepath.Join(dir, ReferenceFile))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	traces := make([][]ha.Event, len(r.Runs))
+	for i, run := range r.Runs {
+		if traces[i], err = ReadTrace(TraceFile(dir, run.Strategy)); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return r, ref, traces, nil
+}
+
+// IsRunDir and IsSweepDir tell what a directory holds.
+func IsRunDir(dir string) bool { return exists(filepath.Join(dir, ResultFile)) }
+
+// IsSweepDir reports whether dir holds a sweep (sweep.json).
+func IsSweepDir(dir string) bool { return exists(filepath.Join(dir, SweepMetaFile)) }
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return !errors.Is(err, os.ErrNotExist)
+}
+
+func nan() float64 { return math.NaN() }
