@@ -51,6 +51,10 @@ type Route struct {
 	// ResetSeq says the new primary numbers its output streams afresh, so
 	// downstream nodes must reset their duplicate filter for it.
 	ResetSeq bool
+	// Resume says a KindResume request from the new primary follows; until
+	// it arrives, upstreams hold their live output for the new primary so
+	// that nothing overtakes the replay.
+	Resume bool
 }
 
 // Message is everything nodes send each other. It is encoded as a msgpack
@@ -166,9 +170,9 @@ func (t *Tuple) DecodeMsgpack(d *msgpack.Decoder) error {
 	return parseTuple(buf[:], t)
 }
 
-// EncodeMsgpack writes a route as a 5-element array.
+// EncodeMsgpack writes a route as a 6-element array.
 func (r *Route) EncodeMsgpack(e *msgpack.Encoder) error {
-	if err := e.EncodeArrayLen(5); err != nil {
+	if err := e.EncodeArrayLen(6); err != nil {
 		return err
 	}
 	if err := e.EncodeInt(int64(r.Frag)); err != nil {
@@ -188,7 +192,10 @@ func (r *Route) EncodeMsgpack(e *msgpack.Encoder) error {
 			return err
 		}
 	}
-	return e.EncodeBool(r.ResetSeq)
+	if err := e.EncodeBool(r.ResetSeq); err != nil {
+		return err
+	}
+	return e.EncodeBool(r.Resume)
 }
 
 // DecodeMsgpack reads a route written by EncodeMsgpack.
@@ -197,8 +204,8 @@ func (r *Route) DecodeMsgpack(d *msgpack.Decoder) error {
 	if err != nil {
 		return err
 	}
-	if n != 5 {
-		return fmt.Errorf("%w: route has %d fields, want 5", ErrMalformed, n)
+	if n != 6 {
+		return fmt.Errorf("%w: route has %d fields, want 6", ErrMalformed, n)
 	}
 	if r.Frag, err = d.DecodeInt(); err != nil {
 		return err
@@ -221,7 +228,10 @@ func (r *Route) DecodeMsgpack(d *msgpack.Decoder) error {
 			return err
 		}
 	}
-	r.ResetSeq, err = d.DecodeBool()
+	if r.ResetSeq, err = d.DecodeBool(); err != nil {
+		return err
+	}
+	r.Resume, err = d.DecodeBool()
 	return err
 }
 

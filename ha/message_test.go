@@ -24,7 +24,7 @@ func TestMessageRoundTrip(t *testing.T) {
 		m    ha.Message
 	}{
 		{"data", ha.Message{Kind: ha.KindData, From: "A", Frag: 0, Epoch: 3, Stream: 1, Tuples: []ha.Tuple{sampleTuple(1), sampleTuple(2)}}},
-		{"route", ha.Message{Kind: ha.KindRoute, From: "B.1", Frag: 1, Epoch: 2, Route: &ha.Route{Frag: 1, Epoch: 2, Primary: "B.1", Receivers: []string{"B.1", "B.2"}, ResetSeq: true}}},
+		{"route", ha.Message{Kind: ha.KindRoute, From: "B.1", Frag: 1, Epoch: 2, Route: &ha.Route{Frag: 1, Epoch: 2, Primary: "B.1", Receivers: []string{"B.1", "B.2"}, ResetSeq: true, Resume: true}}},
 		{"resume", ha.Message{Kind: ha.KindResume, From: "B.1", Frag: 1, Epoch: 2, Stream: 0, Seq: 4711}},
 		{"ack", ha.Message{Kind: ha.KindAck, From: "C", Frag: 2, Seq: 99, Level: 1}},
 		{"strategy", ha.Message{Kind: ha.KindStrategy, From: "B", Frag: 1, Type: "checkpoint", Body: []byte{1, 2, 3}}},

@@ -74,6 +74,10 @@ type Node struct {
 	catching  uint8
 	marked    uint8
 
+	// awaiting holds live output for a new downstream primary until its
+	// resume request arrived and was answered, so nothing overtakes the replay.
+	awaiting map[string][]Tuple
+
 	// scratch tuples handed to hooks by pointer without a heap allocation
 	outScratch Tuple
 	inScratch  Tuple
@@ -470,7 +474,7 @@ func (n *Node) TakeOver(o TakeoverOptions) {
 	if recv == nil {
 		recv = []string{n.host}
 	}
-	r := Route{Frag: n.frag, Epoch: old.Epoch + 1, Primary: n.host, Receivers: recv, ResetSeq: o.ResetSeq}
+	r := Route{Frag: n.frag, Epoch: old.Epoch + 1, Primary: n.host, Receivers: recv, ResetSeq: o.ResetSeq, Resume: !o.NoResume}
 	n.routes[n.frag] = r
 	n.fenced = false
 	n.catching, n.marked = uint8(1<<n.Inputs())-1, 0
@@ -496,7 +500,7 @@ func (n *Node) SetReceivers(recv []string) {
 	r := old
 	r.Receivers = slices.Clone(recv)
 	r.Epoch++
-	r.ResetSeq = false
+	r.ResetSeq, r.Resume = false, false
 	n.routes[n.frag] = r
 	n.AnnounceRoute()
 	n.hooks.RouteChanged(old, r)
@@ -557,6 +561,11 @@ func (n *Node) PeerUp(host string) {
 
 // Deliver handles one incoming message.
 func (n *Node) Deliver(m *Message) {
+	if m.Kind == KindResume {
+		// Whoever answers the resume (the runtime or a hook), the live
+		// output held back meanwhile follows the answer.
+		defer n.releaseAwaiting(m.From)
+	}
 	if !n.hooks.Message(m) {
 		switch m.Kind {
 		case KindData:
@@ -599,6 +608,19 @@ func (n *Node) onRoute(r Route) {
 	}
 	if r.ResetSeq && r.Frag == n.frag-1 {
 		n.in[0] = inPort{}
+	}
+	if r.Frag == n.DownstreamFrag() && !n.IsSink() {
+		for h := range n.awaiting {
+			if h != r.Primary {
+				delete(n.awaiting, h) // superseded before it asked
+			}
+		}
+		if r.Resume && r.Primary != old.Primary {
+			if n.awaiting == nil {
+				n.awaiting = map[string][]Tuple{}
+			}
+			n.awaiting[r.Primary] = nil
+		}
 	}
 	n.hooks.RouteChanged(old, r)
 }
@@ -756,7 +778,25 @@ func (n *Node) flush() {
 		if n.down[h] {
 			continue
 		}
+		if held, ok := n.awaiting[h]; ok && len(held) < MaxTuplesPerMessage {
+			n.awaiting[h] = append(held, out...)
+			continue
+		}
 		n.Send(h, &Message{Kind: KindData, Stream: n.outPort, Tuples: out})
 	}
 	n.batch = n.batch[:0]
+}
+
+// releaseAwaiting sends the live output held for host while its resume
+// request was on its way (the receiver drops by seq what the replay
+// already brought).
+func (n *Node) releaseAwaiting(host string) {
+	held, ok := n.awaiting[host]
+	if !ok {
+		return
+	}
+	delete(n.awaiting, host)
+	if len(held) > 0 && slices.Contains(n.Downstream(), host) && !n.down[host] {
+		n.Send(host, &Message{Kind: KindData, Stream: n.outPort, Tuples: held})
+	}
 }

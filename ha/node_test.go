@@ -1,0 +1,128 @@
+package ha_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/ha"
+)
+
+// fakeEnv records what a node sends; time is set by the test.
+type fakeEnv struct {
+	now    time.Duration
+	sent   []sent
+	timers []string
+	trace  []ha.Event
+}
+
+type sent struct {
+	to string
+	m  ha.Message
+}
+
+func (e *fakeEnv) Now() time.Duration                 { return e.now }
+func (e *fakeEnv) Send(to string, m *ha.Message)      { e.sent = append(e.sent, sent{to, *m}) }
+func (e *fakeEnv) SetTimer(_ time.Duration, n string) { e.timers = append(e.timers, n) }
+func (e *fakeEnv) Work(int, int)                      {}
+func (e *fakeEnv) Rand() *rand.Rand                   { return rand.New(rand.NewPCG(1, 2)) }
+func (e *fakeEnv) Trace(ev ha.Event)                  { e.trace = append(e.trace, ev) }
+
+// dataTo returns the seqs of data tuples sent to host, in order.
+func (e *fakeEnv) dataTo(host string) []uint64 {
+	var seqs []uint64
+	for _, s := range e.sent {
+		if s.to == host && s.m.Kind == ha.KindData {
+			for _, t := range s.m.Tuples {
+				seqs = append(seqs, t.Seq)
+			}
+		}
+	}
+	return seqs
+}
+
+// retainAll is a test strategy whose nodes keep every output.
+type retainAll struct{}
+
+func (retainAll) Name() string                             { return "retain-all" }
+func (retainAll) Replicas() int                            { return 1 }
+func (retainAll) InitialReceivers(hosts []string) []string { return hosts[:1] }
+func (retainAll) Hooks(n *ha.Node) ha.Hooks                { return retainHooks{n: n} }
+
+type retainHooks struct {
+	ha.NopHooks
+	n *ha.Node
+}
+
+func (h retainHooks) Start() { h.n.SetRetain(true) }
+
+func testTopology() *ha.Topology {
+	return &ha.Topology{
+		Sources: []string{"src"}, Sink: "sink",
+		Frags: []ha.Fragment{{Name: "A", Hosts: []string{"A", "A.1"}, Inputs: 1,
+			NewOps: func() ([]ha.Operator, error) { return nil, nil }}},
+	}
+}
+
+func TestLiveOutputNeverOvertakesAReplay(t *testing.T) {
+	env := &fakeEnv{}
+	src, err := ha.NewNode(ha.NodeConfig{
+		Host: "src", Topology: testTopology(), Env: env, Strategy: retainAll{},
+		Source: ha.SourceSpec{Rate: 1000, Keys: 2, Value: "uniform", Max: 1, Duration: time.Second, Batch: time.Millisecond},
+	})
+	require.NoError(t, err)
+	src.Start()
+	for i := 1; i <= 10; i++ {
+		env.now = time.Duration(i) * time.Millisecond
+		src.Fire("ha.gen")
+	}
+	require.Equal(t, []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, env.dataTo("A"))
+
+	// A.1 takes over having seen up to seq 4: its route arrives, then the
+	// source emits more before the resume request arrives.
+	src.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A.1", Frag: 0, Epoch: 1,
+		Route: &ha.Route{Frag: 0, Epoch: 1, Primary: "A.1", Receivers: []string{"A.1"}, Resume: true}})
+	for i := 11; i <= 13; i++ {
+		env.now = time.Duration(i) * time.Millisecond
+		src.Fire("ha.gen")
+	}
+	assert.Empty(t, env.dataTo("A.1"), "live output waits for the resume request")
+	src.Deliver(&ha.Message{Kind: ha.KindResume, From: "A.1", Frag: 0, Epoch: 1, Seq: 4})
+	assert.Equal(t, []uint64{5, 6, 7, 8, 9, 10, 11, 12, 13, 11, 12, 13}, env.dataTo("A.1"),
+		"the replay comes first, then what was held (the receiver drops the repeats by seq)")
+	env.now = 14 * time.Millisecond
+	src.Fire("ha.gen")
+	got := env.dataTo("A.1")
+	assert.Equal(t, uint64(14), got[len(got)-1], "afterwards output flows directly")
+}
+
+func TestStaleDataIsFenced(t *testing.T) {
+	env := &fakeEnv{}
+	a1, err := ha.NewNode(ha.NodeConfig{Host: "sink", Topology: testTopology(), Env: env, Strategy: retainAll{}})
+	require.NoError(t, err)
+	a1.Start()
+	a1.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A.1", Frag: 0, Epoch: 1,
+		Route: &ha.Route{Frag: 0, Epoch: 1, Primary: "A.1", Receivers: []string{"A.1"}}})
+	tup := ha.Tuple{Seq: 1, ID: ha.OutputID{Kind: ha.IDSource, X: 1}}
+	a1.Deliver(&ha.Message{Kind: ha.KindData, From: "A", Frag: 0, Epoch: 0, Tuples: []ha.Tuple{tup}})
+	a1.Deliver(&ha.Message{Kind: ha.KindData, From: "A.1", Frag: 0, Epoch: 1, Tuples: []ha.Tuple{tup}})
+	a1.Deliver(&ha.Message{Kind: ha.KindData, From: "A.1", Frag: 0, Epoch: 1, Tuples: []ha.Tuple{tup}})
+	var delivered, fenced int
+	for _, e := range env.trace {
+		switch e.Kind {
+		case ha.EvDeliver:
+			delivered++
+		case ha.EvFenced:
+			fenced++
+			assert.Equal(t, "A", e.Peer)
+		}
+	}
+	assert.Equal(t, 1, delivered, "the stale primary's copy is fenced, the repeat is dropped by seq")
+	assert.Equal(t, 1, fenced)
+	st := a1.Stats()
+	assert.EqualValues(t, 1, st.Fenced)
+	assert.EqualValues(t, 1, st.Duplicates)
+}
