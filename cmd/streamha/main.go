@@ -62,6 +62,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	})
 	root.AddCommand(newRunCmd(), newClassifyCmd(), newStrategiesCmd())
 	root.AddCommand(newSweepCmd(), newReportCmd())
+	root.AddCommand(newLabCmd())
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
 	}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestLabCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"list", []string{"lab", "list"}, 0, "Split brain"},
+		{"show", []string{"lab", "show", "1"}, 0, "## Questions"},
+		{"check right", []string{"lab", "check", "7", "--answers", "../../labs/testdata/answers/7.yaml"}, 0, "lab complete"},
+		{"check wrong", []string{"lab", "check", "7", "--answers", "../../labs/testdata/wrong/7.yaml"}, 1, "WRONG"},
+		{"unknown lab", []string{"lab", "check", "9", "--answers", "../../labs/testdata/answers/7.yaml"}, 2, "unknown lab 9"},
+		{"unreadable answers", []string{"lab", "check", "7", "--answers", "nowhere.yaml"}, 2, "nowhere.yaml"},
+		{"show unknown", []string{"lab", "show", "x"}, 2, "unknown lab"},
+	}
+	tests = append(tests, struct {
+		name string
+		args []string
+		code int
+		want string
+	}{"unknown key", []string{"lab", "check", "1", "--answers", writeFile(t, "a.yaml", "q1: gap\nq9: 1\n")}, 2, `unknown question key "q9"`})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tt.args...)
+			assert.Equal(t, tt.code, code, out+errOut)
+			assert.Contains(t, out+errOut, tt.want)
+		})
+	}
+}

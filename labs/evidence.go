@@ -1,0 +1,133 @@
+package labs
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/classify"
+	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/strategies"
+)
+
+// experiment parses one of the lab's embedded experiment files.
+func (l *Lab) experiment(name string) (*sim.Experiment, error) {
+	b, err := l.File(name)
+	if err != nil {
+		return nil, err
+	}
+	return sim.Parse(b, l.Dir+"/"+name)
+}
+
+// run is one strategy's simulated run of a lab experiment with everything a
+// question may need.
+type run struct {
+	sr        *sim.StrategyRun
+	reference []ha.Event
+	cls       classify.Result
+	exp, obs  []metrics.Delivery
+}
+
+// simulate runs strategy name on the lab's experiment file.
+func (l *Lab) simulate(file, name string) (*run, error) {
+	e, err := l.experiment(file)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := strategies.Lookup(name); err != nil {
+		return nil, err
+	}
+	cmp, err := sim.Compare(e, []string{name})
+	if err != nil {
+		return nil, err
+	}
+	r := &run{sr: &cmp.Runs[0], reference: cmp.Reference}
+	r.exp, r.obs = metrics.Deliveries(cmp.Reference), metrics.Deliveries(r.sr.Trace)
+	r.cls = classify.Classify(metrics.Outputs(r.exp), metrics.Outputs(r.obs), metrics.Marks(r.sr.Trace))
+	return r, nil
+}
+
+func (r *run) rec() metrics.Recovery { return r.sr.Run.Recovery }
+
+func (r *run) label() string {
+	if r.rec().Subtype != "" {
+		return r.rec().Type + "/" + r.rec().Subtype
+	}
+	return r.rec().Type
+}
+
+// statusIDs returns the ids of deliveries with the given classifier label, in delivery order, once each.
+func (r *run) statusIDs(status string) []string {
+	var out []string
+	for i, s := range r.cls.Status {
+		if s == status {
+			id := r.obs[i].Tuple.ID.String()
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// lostPerID is, per expected id, how many source tuples its last delivered
+// copy lacks (all of them when never delivered); only shortfalls > 0.
+func (r *run) lostPerID() map[string]int64 {
+	last := map[ha.OutputID]uint32{}
+	for _, d := range r.obs {
+		last[d.Tuple.ID] = d.Tuple.Lineage.N
+	}
+	out := map[string]int64{}
+	for _, d := range r.exp {
+		if short := int64(d.Tuple.Lineage.N) - int64(last[d.Tuple.ID]); short > 0 {
+			out[d.Tuple.ID.String()] = max(out[d.Tuple.ID.String()], short)
+		}
+	}
+	return out
+}
+
+// replayed sums the tuples host replayed after the first fault.
+func (r *run) replayed(host string) int64 {
+	var n int64
+	for _, e := range r.sr.Trace {
+		if e.Kind == ha.EvReplayStart && e.Host == host {
+			n += e.N
+		}
+	}
+	return n
+}
+
+// stat sums a per-host counter over the faulty run's end-of-run stats.
+func stat(trace []ha.Event, f func(*ha.NodeStats) int64) int64 {
+	var n int64
+	for _, e := range trace {
+		if e.Kind == ha.EvStats && e.Stats != nil {
+			n += f(e.Stats)
+		}
+	}
+	return n
+}
+
+func ptrMs(p *float64) float64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// list shortens a list of ids for an explanation.
+func list(ids []string, max int) string {
+	if len(ids) <= max {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s, … (%d in all)", strings.Join(ids[:max], ", "), len(ids))
+}
+
+func ratioOf(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
