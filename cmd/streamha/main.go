@@ -45,6 +45,10 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
+// extraCommands are added by command files from their init functions, so a
+// new subcommand needs no edit here.
+var extraCommands []func() *cobra.Command
+
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "streamha",
@@ -63,6 +67,9 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newRunCmd(), newClassifyCmd(), newStrategiesCmd())
 	root.AddCommand(newSweepCmd(), newReportCmd())
 	root.AddCommand(newLabCmd())
+	for _, c := range extraCommands {
+		root.AddCommand(c())
+	}
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
 	}
