@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamha/streamha/ha/cluster"
+	"github.com/streamha/streamha/reports"
+	"github.com/streamha/streamha/sim"
+)
+
+type clusterFlags struct {
+	config, strategy, out, secretFile, profile, collect string
+	seed                                                int64
+	duration, startup                                   time.Duration
+	json, noBaseline, ffOverhead, quiet                 bool
+}
+
+func newClusterCmd() *cobra.Command {
+	var f clusterFlags
+	c := &cobra.Command{
+		Use:   "cluster",
+		Short: "Run one experiment on real processes on this machine, every strategy one after another",
+		Long: "cluster launches one 'streamha node' process per host on loopback, runs the experiment with its\n" +
+			"fault schedule injected for real (crash = SIGKILL, pause = SIGSTOP/SIGCONT, partition, delay and\n" +
+			"loss through each node's transport fault layer), collects the traces, classifies the recovery\n" +
+			"against the simulator's failure-free run of the same input, prints the same table as 'run' and\n" +
+			"writes result.json (mode \"cluster\") and the traces into --out. Real timing is not reproducible.",
+		Example: "  streamha cluster\n  streamha cluster --strategy amnesia,passive-standby --duration 6s\n" +
+			"  STREAMHA_SECRET=$(head -c 24 /dev/urandom | base64) streamha cluster --strategy amnesia",
+		RunE: func(cmd *cobra.Command, _ []string) error { return runCluster(cmd, f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.config, "config", "", "experiment YAML file (default: the built-in experiment)")
+	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the file's strategies, else all)")
+	fl.Int64Var(&f.seed, "seed", -1, "seed (default: the experiment's)")
+	fl.StringVar(&f.out, "out", "", "output directory (default ./streamha-out/<experiment>-<seed>-cluster/)")
+	fl.BoolVar(&f.json, "json", false, "print result.json on stdout instead of the table")
+	fl.DurationVar(&f.duration, "duration", 0, "shorten or lengthen the run; fault times scale in proportion (default: the experiment's)")
+	fl.DurationVar(&f.startup, "startup", 0, "how long the processes may take to start and see each other before the run fails (default 30s)")
+	fl.StringVar(&f.secretFile, "secret-file", "", "cluster secret file (default: $"+cluster.SecretEnv+"; none = no encryption or authentication)")
+	fl.StringVar(&f.profile, "profile", cluster.ProfileTuned, "failure-detector profile: tuned (~0.3–0.5 s), steady (~1 s, tolerates a loaded machine), local or lan (seconds)")
+	fl.BoolVar(&f.noBaseline, "no-baseline", false, "skip the failure-free no-HA run (no overhead ratios)")
+	fl.BoolVar(&f.ffOverhead, "failure-free-overhead", false, "measure each strategy's overhead in an extra failure-free run (doubles the time)")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
+	fl.StringVar(&f.collect, "collect", "", "launch nothing: compute the result of one strategy from node traces (<host>.trace.jsonl) gathered in this directory (multi-host runs)")
+	return c
+}
+
+// scaleDuration sets the experiment's duration to d and moves every fault
+// in proportion (durations of pauses and partitions are kept).
+func scaleDuration(e *sim.Experiment, d time.Duration) error {
+	if d <= 0 {
+		return usage("--duration: must be positive, got %s", d)
+	}
+	old := e.Duration.D()
+	e.Duration = sim.Duration(d)
+	for i := range e.Faults {
+		e.Faults[i].At = sim.Duration(time.Duration(float64(e.Faults[i].At.D()) * float64(d) / float64(old)).Round(time.Millisecond))
+	}
+	return e.Validate()
+}
+
+func runCluster(cmd *cobra.Command, f clusterFlags) error {
+	e, err := loadExperiment(f.config, f.seed)
+	if err != nil {
+		return err
+	}
+	if f.duration != 0 {
+		if err := scaleDuration(e, f.duration); err != nil {
+			return err
+		}
+	}
+	names, err := strategyNames(f.strategy, e)
+	if err != nil {
+		return err
+	}
+	if f.collect != "" {
+		if len(names) != 1 {
+			return usage("--collect: name exactly one --strategy (the one the nodes ran)")
+		}
+		cmp, err := cluster.Collect(e, names[0], f.collect)
+		if err != nil {
+			return err
+		}
+		return printCluster(cmd, f, e, f.collect, cmp)
+	}
+	secret, err := cluster.LoadSecret(f.secretFile)
+	if err != nil {
+		return usageErr{err}
+	}
+	if _, err := cluster.MemberlistConfig(f.profile); err != nil {
+		return usage("--profile: %w", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cluster: find own executable: %w", err)
+	}
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("streamha-out", fmt.Sprintf("%s-%d-cluster", e.Name, e.Seed))
+	}
+	logw := cmd.ErrOrStderr()
+	lg := log.New(logw, "cluster: ", log.Ltime)
+	if f.quiet {
+		lg = nil
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmp, err := cluster.Launch(ctx, cluster.LaunchConfig{
+		Experiment: e, Strategies: names, Exe: exe, Args: []string{"node"}, Out: dir,
+		Secret: secret, Profile: f.profile, Startup: f.startup, Baseline: !f.noBaseline,
+		FailureFreeOverhead: f.ffOverhead, Log: lg,
+	})
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("interrupted: every node process was stopped (partial files in %s)", dir)
+	}
+	if err != nil {
+		return err
+	}
+	return printCluster(cmd, f, e, dir, cmp)
+}
+
+func printCluster(cmd *cobra.Command, f clusterFlags, e *sim.Experiment, dir string, cmp *cluster.Comparison) error {
+	cmp.Result.Command = clusterCommand(f, e)
+	if err := writeClusterDir(dir, cmp); err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if f.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(cmp.Result)
+	}
+	if err := reports.Table(out, cmp.Result); err != nil {
+		return err
+	}
+	reports.Explanations(out, cmp.Result, 5)
+	fmt.Fprintf(out, "\n%s\nresults written to %s\n", cmp.Result.Note, dir)
+	return nil
+}
+
+func clusterCommand(f clusterFlags, e *sim.Experiment) string {
+	parts := []string{"streamha cluster"}
+	if f.config != "" {
+		parts = append(parts, "--config", f.config)
+	}
+	if f.strategy != "" {
+		parts = append(parts, "--strategy", f.strategy)
+	}
+	if f.duration != 0 {
+		parts = append(parts, "--duration", f.duration.String())
+	}
+	parts = append(parts, "--seed", fmt.Sprint(e.Seed))
+	return strings.Join(parts, " ")
+}
+
+func writeClusterDir(dir string, cmp *cluster.Comparison) error {
+	if err := reports.WriteJSON(filepath.Join(dir, "result.json"), cmp.Result); err != nil {
+		return err
+	}
+	if err := reports.WriteTrace(filepath.Join(dir, "trace-reference.jsonl"), cmp.Reference); err != nil {
+		return err
+	}
+	for _, r := range cmp.Runs {
+		if err := reports.WriteTrace(reports.TraceFile(dir, r.Strategy), r.Trace); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+
+// clusterThroughput measures end-to-end throughput on loopback for
+// `streamha bench`: the default query without HA (5 processes), 1 M
+// tuples/s offered for max(1 s, n / 1 M) seconds. It returns the tuples per
+// second the first fragment processed, and fails when the run fell behind
+// (windows missing at the end).
+func clusterThroughput(ctx context.Context, n int) (float64, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	if strings.HasSuffix(exe, ".test") {
+		return 0, fmt.Errorf("cluster throughput needs the streamha binary, not a test binary")
+	}
+	e := sim.Default()
+	zero := 0
+	e.Name, e.Spares, e.Faults = "bench-cluster", &zero, nil
+	e.Source.Rate = 1e6
+	e.Duration = sim.Duration(max(time.Second, time.Duration(float64(n)/e.Source.Rate*float64(time.Second))))
+	e.Drain = sim.Duration(time.Second)
+	// A CPU model fast enough that the simulated reference keeps up.
+	e.CPU = sim.CPUConfig{PerOp: sim.Duration(10), PerByte: sim.Duration(1), PerEvent: sim.Duration(10)}
+	dir, err := os.MkdirTemp("", "streamha-bench-cluster-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	cmp, err := cluster.Launch(ctx, cluster.LaunchConfig{
+		Experiment: e, Strategies: []string{"none"}, Exe: exe, Args: []string{"node"}, Out: dir,
+	})
+	if err != nil {
+		return 0, err
+	}
+	run := cmp.Result.Runs[0]
+	if run.Recovery.Missing > 0 {
+		return 0, fmt.Errorf("cluster throughput: the run fell behind at %g tuples/s offered (%d outputs missing)", e.Source.Rate, run.Recovery.Missing)
+	}
+	r, _ := run.Extra["first_fragment_tuples_per_s"].(float64)
+	return r, nil
+}

@@ -1,0 +1,3 @@
+package main
+
+func init() { extraCommands = append(extraCommands, newNodeCmd, newClusterCmd) }

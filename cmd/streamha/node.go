@@ -1,0 +1,41 @@
+package main
+
+import (
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamha/streamha/ha/cluster"
+)
+
+func newNodeCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "node",
+		Short: "Run one host of a real cluster (started by 'streamha cluster', or by hand across machines)",
+		Long: "node runs one host of the experiment (a source, a fragment's primary, replica or spare, or the sink)\n" +
+			"as a real process: memberlist for membership and failure detection, TCP for the data plane,\n" +
+			"a Prometheus /metrics endpoint and a small control endpoint (POST /fault, POST /stop).\n" +
+			"It writes <out>/<host>.trace.jsonl and stops at the experiment's end (duration + drain).\n" +
+			"With a cluster secret (--secret-file or $STREAMHA_SECRET) gossip is encrypted and every\n" +
+			"data frame is authenticated with HMAC-SHA256; peers without it are rejected.",
+		Example: "  streamha node --strategy amnesia --host sink --bind 10.0.0.5:7946 --data-addr 10.0.0.5:7947 \\\n" +
+			"      --start 1767225600000000000 --out /data\n" +
+			"  streamha node --strategy amnesia --host B --bind 10.0.0.6:7946 --data-addr 10.0.0.6:7947 \\\n" +
+			"      --join 10.0.0.5:7946 --start 1767225600000000000 --out /data",
+	}
+	opts := cluster.BindNodeFlags(c.Flags())
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		o, err := opts()
+		if err != nil {
+			return usageErr{err}
+		}
+		if (o.Host == "" && o.HostOrdinal == "") || o.Strategy == "" {
+			return usage("--host (or --host-ordinal) and --strategy are required")
+		}
+		ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+		return cluster.RunNode(ctx, o)
+	}
+	return c
+}

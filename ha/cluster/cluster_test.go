@@ -1,0 +1,201 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/strategies"
+
+	// Register the strategies the end-to-end test runs.
+	_ "github.com/streamha/streamha/activestandby"
+)
+
+const e2eYAML = `name: e2e
+seed: 7
+duration: 4s
+drain: 1s
+source: {rate: 1000, keys: 8, value: {dist: uniform, min: 0, max: 1}}
+nodes:
+  - {name: A, ops: [{filter: {value_gt: 0.1}}, {map: {scale: 2}}]}
+  - {name: B, ops: [{tumbling: {size: 1s, agg: sum}}]}
+  - {name: C, ops: [{map: {scale: 1}}]}
+spares: 1
+faults:
+  - {at: 2s, crash: B}
+`
+
+// launchTest runs the experiment on real processes: the test binary
+// re-executes itself as `streamha node` (see TestMain).
+func launchTest(t *testing.T, yml string, names []string, secret string) *Comparison {
+	t.Helper()
+	e, err := sim.Parse([]byte(yml), "test")
+	require.NoError(t, err)
+	out := t.TempDir()
+	cmp, err := Launch(context.Background(), LaunchConfig{
+		Experiment: e, Strategies: names, Exe: os.Args[0], Env: []string{nodeEnv + "=1"},
+		Out: out, Secret: []byte(secret), Log: log.New(testWriter{t}, "", 0),
+		// The children are built with -race and the machine may be shared:
+		// the steady profile does not mistake a starved process for a crash.
+		Profile: ProfileSteady,
+	})
+	require.NoError(t, err)
+	// No orphans: every node process of every run is gone.
+	for _, r := range cmp.Runs {
+		files, _ := filepath.Glob(filepath.Join(r.Dir, "*.ready.json"))
+		require.NotEmpty(t, files)
+		for _, f := range files {
+			var rd Ready
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &rd))
+			assert.ErrorIs(t, syscall.Kill(rd.PID, 0), syscall.ESRCH, "node %s (pid %d) still running", rd.Host, rd.PID)
+		}
+	}
+	return cmp
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}
+
+func TestClusterEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes for ~20 s")
+	}
+	names := []string{"amnesia"}
+	if _, err := strategies.Lookup("active-standby"); err == nil {
+		names = append(names, "active-standby")
+	}
+	// The secret turns on gossip encryption and frame authentication for every node.
+	cmp := launchTest(t, e2eYAML, names, "an end-to-end cluster secret")
+	r := cmp.Result
+	assert.Equal(t, "cluster", r.Mode)
+	assert.Contains(t, r.Note, "not reproducible")
+	assert.Equal(t, []string{"crash B at 2s"}, r.Faults)
+	require.Len(t, r.Runs, len(names))
+	for i, run := range r.Runs {
+		rec := run.Recovery
+		t.Logf("%s: %s/%s missing %d dup %d wrong %d lost %d detect %v recovery %v",
+			run.Strategy, rec.Type, rec.Subtype, rec.Missing, rec.Duplicates, rec.Wrong, rec.LostInputs, deref(rec.DetectionMs), deref(rec.RecoveryMs))
+		require.NotNil(t, rec.DetectionMs, "%s: the crash must be detected", run.Strategy)
+		assert.Less(t, *rec.DetectionMs, 3000.0, "the steady profile detects within ~1 s")
+		assert.Positive(t, rec.Delivered)
+		var crash, takeover, stats bool
+		for _, ev := range cmp.Runs[i].Trace {
+			switch ev.Kind {
+			case ha.EvCrash:
+				crash = crash || ev.Host == "B"
+			case ha.EvTakeover:
+				takeover = takeover || ev.Host == "B.1"
+			case ha.EvStats:
+				stats = true
+			}
+		}
+		assert.True(t, crash && takeover && stats, "%s: the trace holds the SIGKILL of B, the takeover by B.1 and the nodes' stats", run.Strategy)
+		switch run.Strategy {
+		case "amnesia":
+			assert.Equal(t, "gap", rec.Type)
+			assert.Positive(t, rec.LostInputs)
+		case "active-standby":
+			assert.Equal(t, "precise", rec.Type)
+			assert.Zero(t, rec.Missing)
+			assert.Zero(t, rec.Duplicates)
+			assert.Zero(t, rec.Wrong)
+		}
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// TestNodeRejectsPeersWithoutSecret runs a real node (the sink) in this
+// process with a secret and attacks it: peers without the secret or with
+// a wrong one can neither join its membership nor inject tuples, while a
+// peer holding the secret can.
+func TestNodeRejectsPeersWithoutSecret(t *testing.T) {
+	const secret = "node secret for the rejection test"
+	yml := `name: secure
+duration: 1500ms
+drain: 500ms
+source: {rate: 100, keys: 2}
+nodes:
+  - {name: C, ops: [{map: {scale: 1}}]}
+`
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "exp.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(yml), 0o644))
+	var logs syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- RunNode(context.Background(), NodeOptions{
+			Config: cfg, Strategy: "none", Seed: -1, Host: "sink", Out: dir, Secret: []byte(secret),
+			MetricsAddr: "127.0.0.1:0", Linger: 50 * time.Millisecond, Logger: log.New(&logs, "", 0),
+		})
+	}()
+	var rd Ready
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(ReadyFile(dir, "sink"))
+		return err == nil && json.Unmarshal(b, &rd) == nil
+	}, 5*time.Second, 5*time.Millisecond)
+	peers := map[string]string{"sink": rd.Data}
+
+	// Gossip: outsiders cannot join.
+	for _, k := range []Keys{{}, keysFor("a wrong secret!")} {
+		rogue, _ := newTestDetector(t, "C", k)
+		_, err := rogue.Join([]string{rd.Gossip})
+		assert.Error(t, err)
+		rogue.Shutdown(false)
+	}
+	// Data plane: outsiders cannot inject; an insider can.
+	tuple := func(seq uint64) *ha.Message {
+		return &ha.Message{Kind: ha.KindData, From: "C", Frag: 0, Tuples: []ha.Tuple{{Seq: seq, Key: 1, Value: 9, ID: ha.OutputID{Kind: ha.IDSource, X: int64(seq)}}}}
+	}
+	for i, k := range []Keys{{}, keysFor("a wrong secret!")} {
+		rogue, _, _ := newTestTransport(t, "C", k, peers)
+		rogue.Send("sink", tuple(uint64(100+i)))
+	}
+	require.Eventually(t, func() bool {
+		return strings.Count(logs.String(), "closing connection from") >= 2
+	}, 5*time.Second, 5*time.Millisecond, "both rogue connections are rejected and logged")
+	good, _, _ := newTestTransport(t, "C", keysFor(secret), peers)
+	good.Send("sink", tuple(1))
+
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("node did not stop at the end of its run")
+	}
+	tr, err := ReadTraceTolerant(TraceFileOf(dir, "sink"))
+	require.NoError(t, err)
+	var seqs []uint64
+	var stats bool
+	for _, ev := range tr {
+		if ev.Kind == ha.EvDeliver {
+			seqs = append(seqs, ev.Tuple.Seq)
+		}
+		stats = stats || ev.Kind == ha.EvStats
+	}
+	assert.Equal(t, []uint64{1}, seqs, "only the peer holding the secret got a tuple in")
+	assert.True(t, stats, "the node traces its counters at the end")
+	assert.Contains(t, logs.String(), "authentication")
+}

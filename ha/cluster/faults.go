@@ -1,0 +1,222 @@
+package cluster
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// FaultRules are the network faults a node applies to its own traffic:
+// the launcher sets them through the control endpoint (POST /fault) when
+// the fault schedule says so. The data plane drops messages to and from a
+// blocked host and applies extra delay and loss to outgoing messages; the
+// membership layer drops gossip to and from blocked hosts too, so the
+// failure detector sees a partition like a real network fault.
+type FaultRules struct {
+	// Block lists hosts this node cannot talk to (a partition).
+	Block []string `json:"block,omitempty"`
+	// Delay adds latency to outgoing messages.
+	Delay []LinkDelay `json:"delay,omitempty"`
+	// Loss drops outgoing messages with a probability.
+	Loss []LinkLoss `json:"loss,omitempty"`
+}
+
+// LinkDelay adds Extra to messages sent to To ("" = every peer).
+type LinkDelay struct {
+	To    string        `json:"to,omitempty"`
+	Extra time.Duration `json:"extra"`
+}
+
+// LinkLoss drops messages sent to To ("" = every peer) with probability P.
+type LinkLoss struct {
+	To string  `json:"to,omitempty"`
+	P  float64 `json:"p"`
+}
+
+// Validate checks probabilities and delays.
+func (r FaultRules) Validate() error {
+	for _, d := range r.Delay {
+		if d.Extra < 0 {
+			return fmt.Errorf("delay to %q: negative extra %s", d.To, d.Extra)
+		}
+	}
+	for _, l := range r.Loss {
+		if l.P < 0 || l.P > 1 {
+			return fmt.Errorf("loss to %q: probability %g not in [0, 1]", l.To, l.P)
+		}
+	}
+	return nil
+}
+
+// faultLayer holds the rules in force; safe for concurrent use.
+type faultLayer struct {
+	mu    sync.RWMutex
+	rules FaultRules
+	// addrs maps a memberlist address ("ip:port") to its host name.
+	addrs map[string]string
+}
+
+func newFaultLayer() *faultLayer { return &faultLayer{addrs: map[string]string{}} }
+
+func (f *faultLayer) set(r FaultRules) {
+	f.mu.Lock()
+	f.rules = r
+	f.mu.Unlock()
+}
+
+func (f *faultLayer) get() FaultRules {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.rules
+}
+
+func (f *faultLayer) blocked(host string) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return slices.Contains(f.rules.Block, host)
+}
+
+// outbound decides the fate of a message to host: dropped, or sent after extra delay.
+func (f *faultLayer) outbound(host string) (drop bool, extra time.Duration) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	r := &f.rules
+	if len(r.Block) == 0 && len(r.Delay) == 0 && len(r.Loss) == 0 {
+		return false, 0
+	}
+	if slices.Contains(r.Block, host) {
+		return true, 0
+	}
+	for _, l := range r.Loss {
+		if (l.To == "" || l.To == host) && rand.Float64() < l.P {
+			return true, 0
+		}
+	}
+	for _, d := range r.Delay {
+		if d.To == "" || d.To == host {
+			extra += d.Extra
+		}
+	}
+	return false, extra
+}
+
+func (f *faultLayer) learnAddr(addr, host string) {
+	f.mu.Lock()
+	f.addrs[addr] = host
+	f.mu.Unlock()
+}
+
+func (f *faultLayer) blockedAddr(addr string) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if len(f.rules.Block) == 0 {
+		return false
+	}
+	h, ok := f.addrs[addr]
+	return ok && slices.Contains(f.rules.Block, h)
+}
+
+// gossipTransport wraps memberlist's transport so that a partition also
+// cuts membership traffic between blocked hosts.
+type gossipTransport struct {
+	inner   memberlist.NodeAwareTransport
+	faults  *faultLayer
+	packets chan *memberlist.Packet
+	streams chan net.Conn
+	// draining is closed first on shutdown: forwarders then discard, so
+	// the inner transport's listeners never block while it shuts down.
+	draining chan struct{}
+	stop     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func newGossipTransport(inner memberlist.NodeAwareTransport, f *faultLayer) *gossipTransport {
+	t := &gossipTransport{
+		inner: inner, faults: f,
+		packets: make(chan *memberlist.Packet), streams: make(chan net.Conn),
+		draining: make(chan struct{}), stop: make(chan struct{}),
+	}
+	t.wg.Add(2)
+	go func() {
+		defer t.wg.Done()
+		for {
+			select {
+			case p := <-inner.PacketCh():
+				if p.From != nil && f.blockedAddr(p.From.String()) {
+					continue
+				}
+				select {
+				case t.packets <- p:
+				case <-t.draining:
+				}
+			case <-t.stop:
+				return
+			}
+		}
+	}()
+	go func() {
+		defer t.wg.Done()
+		for {
+			select {
+			case c := <-inner.StreamCh():
+				select {
+				case t.streams <- c:
+				case <-t.draining:
+					c.Close()
+				}
+			case <-t.stop:
+				return
+			}
+		}
+	}()
+	return t
+}
+
+func (t *gossipTransport) FinalAdvertiseAddr(ip string, port int) (net.IP, int, error) {
+	return t.inner.FinalAdvertiseAddr(ip, port)
+}
+
+func (t *gossipTransport) WriteTo(b []byte, addr string) (time.Time, error) {
+	if t.faults.blockedAddr(addr) {
+		return time.Now(), nil
+	}
+	return t.inner.WriteTo(b, addr)
+}
+
+func (t *gossipTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
+	if t.faults.blocked(a.Name) || t.faults.blockedAddr(a.Addr) {
+		return time.Now(), nil
+	}
+	return t.inner.WriteToAddress(b, a)
+}
+
+func (t *gossipTransport) PacketCh() <-chan *memberlist.Packet { return t.packets }
+
+func (t *gossipTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
+	if t.faults.blockedAddr(addr) {
+		return nil, fmt.Errorf("dial %s: partitioned by the fault layer", addr)
+	}
+	return t.inner.DialTimeout(addr, timeout)
+}
+
+func (t *gossipTransport) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (net.Conn, error) {
+	if t.faults.blocked(a.Name) || t.faults.blockedAddr(a.Addr) {
+		return nil, fmt.Errorf("dial %s (%s): partitioned by the fault layer", a.Name, a.Addr)
+	}
+	return t.inner.DialAddressTimeout(a, timeout)
+}
+
+func (t *gossipTransport) StreamCh() <-chan net.Conn { return t.streams }
+
+func (t *gossipTransport) Shutdown() error {
+	close(t.draining)
+	err := t.inner.Shutdown()
+	close(t.stop)
+	t.wg.Wait()
+	return err
+}

@@ -1,0 +1,823 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/strategies"
+)
+
+// LaunchConfig configures `streamha cluster`: one experiment run on real
+// processes on this machine, once per strategy.
+type LaunchConfig struct {
+	Experiment *sim.Experiment
+	// Strategies are run one after another, each with the fault schedule.
+	Strategies []string
+	// Exe and Args start a node: Exe Args... node-flags. The CLI uses its
+	// own executable with Args ["node"].
+	Exe  string
+	Args []string
+	// Env is added to each child's environment.
+	Env []string
+	// Out is the output directory; each run gets a subdirectory with the
+	// nodes' traces, ready files and logs.
+	Out string
+	// Secret, when set, is handed to the nodes through $STREAMHA_SECRET.
+	Secret []byte
+	// Profile is the detector profile (default ProfileTuned).
+	Profile string
+	// Startup bounds the time from launching a run's processes until every
+	// node is ready and sees every other as a member (default 30 s). The
+	// launcher then sets the common start instant shortly ahead
+	// (POST /start on every node).
+	Startup time.Duration
+	// Baseline runs the no-HA strategy failure-free first: the overhead
+	// ratios are relative to it.
+	Baseline bool
+	// FailureFreeOverhead measures each strategy's overhead in an extra
+	// failure-free run (as the simulator does) instead of in the faulty run.
+	FailureFreeOverhead bool
+	// Log receives progress (default: discard).
+	Log *log.Logger
+}
+
+// Comparison is the outcome of Launch.
+type Comparison struct {
+	Result *metrics.Result
+	// Reference is the simulated failure-free no-HA trace (O_e).
+	Reference []ha.Event
+	Runs      []RunOutcome
+}
+
+// RunOutcome is one real run.
+type RunOutcome struct {
+	Strategy string
+	// Dir holds the run's per-node files.
+	Dir string
+	// Trace is the merged trace of every node plus the injected faults.
+	Trace []ha.Event
+}
+
+// Note is stated in every cluster result.
+const Note = "cluster mode: real OS processes on loopback talking TCP, failures injected with real signals " +
+	"(crash = SIGKILL, pause = SIGSTOP/SIGCONT) and a fault layer in the transport; failure detection by memberlist. " +
+	"The seed and the fault schedule are recorded and the input tuples are identical to the simulator's, but real " +
+	"timing (detection, recovery, latency, message interleaving) is not reproducible from run to run. " +
+	"Expected outputs come from the deterministic simulator's failure-free no-HA run; CPU is the node loops' measured busy time."
+
+// Launch runs the experiment on real processes for every strategy and
+// computes the same result as sim.Compare, with Mode "cluster".
+func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
+	e := cfg.Experiment
+	if cfg.Log == nil {
+		cfg.Log = log.New(io.Discard, "", 0)
+	}
+	if cfg.Exe == "" {
+		return nil, errors.New("cluster: no node executable")
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("cluster: create output directory: %w", err)
+	}
+	cfgText, err := yaml.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: encode experiment: %w", err)
+	}
+	if _, err := sim.Parse(cfgText, "effective experiment"); err != nil {
+		return nil, fmt.Errorf("cluster: the effective experiment does not round-trip: %w", err)
+	}
+	expFile, err := filepath.Abs(filepath.Join(cfg.Out, "experiment.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(expFile, cfgText, 0o644); err != nil {
+		return nil, fmt.Errorf("cluster: write experiment: %w", err)
+	}
+	none, err := strategies.Build("none", nil)
+	if err != nil {
+		return nil, err
+	}
+	refCfg, err := e.SimConfig(none, true)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := sim.Run(refCfg)
+	if err != nil {
+		return nil, fmt.Errorf("reference run: %w", err)
+	}
+	res := &metrics.Result{
+		Seed: e.Seed, Experiment: e.Name, Mode: "cluster", QueryClass: e.QueryClass().String(),
+		Faults: e.FaultDescriptions(), Config: string(cfgText), Note: Note,
+	}
+	cmp := &Comparison{Result: res, Reference: ref.Trace}
+	l := &launcher{cfg: cfg, exp: e, expFile: expFile}
+	var base *metrics.Overhead
+	if cfg.Baseline {
+		cfg.Log.Printf("baseline: none, failure-free")
+		tr, _, err := l.run(ctx, "none", false, "baseline-none")
+		if err != nil {
+			return nil, fmt.Errorf("baseline run: %w", err)
+		}
+		b := metrics.OverheadOf(tr, nil)
+		b.Nodes = nil
+		res.Baseline = b
+		base = &res.Baseline
+	}
+	for _, name := range cfg.Strategies {
+		info, err := strategies.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		params, err := info.Parse(e.ParamsFor(name))
+		if err != nil {
+			return nil, err
+		}
+		cfg.Log.Printf("%s: running with faults: %s", name, strings.Join(res.Faults, "; "))
+		tr, dir, err := l.run(ctx, name, true, name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		ffTrace := tr
+		if cfg.FailureFreeOverhead {
+			cfg.Log.Printf("%s: failure-free run for the overhead", name)
+			if ffTrace, _, err = l.run(ctx, name, false, name+"-failure-free"); err != nil {
+				return nil, fmt.Errorf("%s (failure-free): %w", name, err)
+			}
+		}
+		run := metrics.Run{
+			Strategy: name, Params: params.Values(),
+			Recovery: metrics.RecoveryOf(ref.Trace, tr),
+			Overhead: metrics.OverheadOf(ffTrace, base),
+			Extra:    clusterFigures(tr, e),
+		}
+		if run.Params == nil {
+			run.Params = map[string]string{}
+		}
+		res.Runs = append(res.Runs, run)
+		cmp.Runs = append(cmp.Runs, RunOutcome{Strategy: name, Dir: dir, Trace: tr})
+	}
+	return cmp, nil
+}
+
+// clusterFigures are real-run figures beyond the common metrics: the
+// transport's drops (summed over nodes) and the first fragment's
+// throughput over the emission period.
+func clusterFigures(trace []ha.Event, e *sim.Experiment) map[string]any {
+	var dropped, faultDropped, first int64
+	for _, ev := range trace {
+		switch {
+		case ev.Kind == ha.EvNote && strings.HasPrefix(ev.Note, transportNote):
+			var ts TransportStats
+			if json.Unmarshal([]byte(strings.TrimPrefix(ev.Note, transportNote)), &ts) == nil {
+				dropped += ts.Dropped
+				faultDropped += ts.FaultDropped
+			}
+		case ev.Kind == ha.EvStats && ev.Stats != nil && ev.Host == e.Nodes[0].Name:
+			first = ev.Stats.Tuples
+		}
+	}
+	x := map[string]any{"transport_dropped": dropped, "fault_dropped": faultDropped}
+	if d := e.Duration.D().Seconds(); d > 0 && first > 0 {
+		x["first_fragment_tuples_per_s"] = math.Round(float64(first) / d)
+	}
+	return x
+}
+
+type launcher struct {
+	cfg     LaunchConfig
+	exp     *sim.Experiment
+	expFile string
+}
+
+type proc struct {
+	host    string
+	cmd     *exec.Cmd
+	done    chan struct{}
+	err     error
+	ready   Ready
+	killed  bool // SIGKILLed by the fault schedule
+	paused  bool
+	logPath string
+}
+
+// action is one step of the fault schedule.
+type action struct {
+	at time.Duration
+	do func() error
+}
+
+// run performs one real run and returns its merged trace.
+func (l *launcher) run(ctx context.Context, strategy string, faults bool, sub string) ([]ha.Event, string, error) {
+	st, err := strategies.Build(strategy, l.exp.ParamsFor(strategy))
+	if err != nil {
+		return nil, "", err
+	}
+	simCfg, err := l.exp.SimConfig(st, !faults)
+	if err != nil {
+		return nil, "", err
+	}
+	topo := simCfg.Topology
+	dir, err := filepath.Abs(filepath.Join(l.cfg.Out, sub))
+	if err != nil {
+		return nil, "", err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	hosts := topo.Hosts()
+	startup := l.cfg.Startup
+	if startup <= 0 {
+		startup = 30 * time.Second
+	}
+	readyBy := time.Now().Add(startup)
+	ps := map[string]*proc{}
+	defer func() { l.cleanup(ps) }()
+
+	// The sink starts first and is everyone's gossip seed.
+	seedHost := topo.Sink
+	order := append([]string{seedHost}, slices.DeleteFunc(slices.Clone(hosts), func(h string) bool { return h == seedHost })...)
+	var seed string
+	for i, h := range order {
+		var join []string
+		if i > 0 {
+			join = []string{seed}
+		}
+		p, err := l.start(h, strategy, dir, join)
+		if err != nil {
+			return nil, dir, err
+		}
+		ps[h] = p
+		if i == 0 {
+			if err := l.waitReady(ctx, p, readyBy); err != nil {
+				return nil, dir, err
+			}
+			seed = p.ready.Gossip
+		}
+	}
+	for _, h := range order[1:] {
+		if err := l.waitReady(ctx, ps[h], readyBy); err != nil {
+			return nil, dir, err
+		}
+	}
+	if err := l.waitMembership(ctx, ps, len(hosts), readyBy); err != nil {
+		return nil, dir, err
+	}
+	startAt := time.Now().Add(200*time.Millisecond + time.Duration(len(hosts))*10*time.Millisecond)
+	if err := l.postAll(ps, "/start", map[string]int64{"at": startAt.UnixNano()}); err != nil {
+		return nil, dir, err
+	}
+	l.cfg.Log.Printf("%s: %d processes ready, start in %s", sub, len(ps), time.Until(startAt).Round(time.Millisecond))
+
+	var evMu sync.Mutex
+	var events []ha.Event
+	now := func() time.Duration { return time.Since(startAt) }
+	record := func(ev ha.Event) {
+		ev.T = now()
+		evMu.Lock()
+		events = append(events, ev)
+		evMu.Unlock()
+	}
+	var acts []action
+	if faults {
+		acts = l.schedule(simCfg.Faults, ps, record)
+	}
+	end := simCfg.End
+	for _, a := range acts {
+		if err := sleepUntil(ctx, startAt.Add(a.at)); err != nil {
+			return nil, dir, err
+		}
+		if err := a.do(); err != nil {
+			l.cfg.Log.Printf("%s: fault at %s: %v", sub, a.at, err)
+		}
+	}
+	if err := sleepUntil(ctx, startAt.Add(end)); err != nil {
+		return nil, dir, err
+	}
+	for _, p := range ps {
+		if p.paused && !p.killed {
+			_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGCONT)
+			p.paused = false
+		}
+	}
+	// Nodes freeze at the end by their own clock and exit after --linger.
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
+	var failed []string
+	for _, h := range order {
+		p := ps[h]
+		select {
+		case <-p.done:
+		case <-deadline.C:
+			l.cfg.Log.Printf("%s: %s did not exit in time; killing it", sub, h)
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		case <-ctx.Done():
+			return nil, dir, ctx.Err()
+		}
+		if p.err != nil && !p.killed {
+			failed = append(failed, fmt.Sprintf("%s: %v (log %s:\n%s)", h, p.err, p.logPath, tail(p.logPath, 8)))
+		}
+	}
+	if len(failed) > 0 {
+		return nil, dir, fmt.Errorf("node processes failed:\n%s", strings.Join(failed, "\n"))
+	}
+	var trace []ha.Event
+	for _, h := range hosts {
+		tr, err := ReadTraceTolerant(TraceFileOf(dir, h))
+		if err != nil {
+			return nil, dir, err
+		}
+		trace = append(trace, tr...)
+	}
+	trace = append(trace, events...)
+	sort.SliceStable(trace, func(i, j int) bool { return trace[i].T < trace[j].T })
+	return trace, dir, nil
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// start launches host's process in its own process group, with its log in dir.
+func (l *launcher) start(host, strategy, dir string, join []string) (*proc, error) {
+	args := append(slices.Clone(l.cfg.Args),
+		"--config", l.expFile, "--strategy", strategy, "--seed", strconv.FormatUint(l.exp.Seed, 10),
+		"--host", host, "--bind", "127.0.0.1:0", "--data-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
+		"--out", dir, "--await-start",
+	)
+	if l.cfg.Profile != "" {
+		args = append(args, "--profile", l.cfg.Profile)
+	}
+	for _, j := range join {
+		args = append(args, "--join", j)
+	}
+	logPath := filepath.Join(dir, host+".log")
+	lf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(l.cfg.Exe, args...)
+	cmd.Stdout, cmd.Stderr = lf, lf
+	cmd.Env = append(os.Environ(), l.cfg.Env...)
+	cmd.Env = slices.DeleteFunc(cmd.Env, func(s string) bool { return strings.HasPrefix(s, SecretEnv+"=") })
+	if len(l.cfg.Secret) > 0 {
+		cmd.Env = append(cmd.Env, SecretEnv+"="+string(l.cfg.Secret))
+	}
+	// Own process group: Ctrl-C reaches only the launcher, which stops the
+	// children in order; Pdeathsig kills a child if the launcher dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("start node %s: %w", host, err)
+	}
+	p := &proc{host: host, cmd: cmd, done: make(chan struct{}), logPath: logPath}
+	go func() {
+		p.err = cmd.Wait()
+		lf.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (l *launcher) waitReady(ctx context.Context, p *proc, by time.Time) error {
+	path := ReadyFile(filepath.Dir(p.logPath), p.host)
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			if err := json.Unmarshal(b, &p.ready); err != nil {
+				return fmt.Errorf("node %s: ready file: %w", p.host, err)
+			}
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("node %s exited during startup: %v\n%s", p.host, p.err, tail(p.logPath, 10))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(by) {
+			return fmt.Errorf("node %s not ready in time (raise --startup); its log:\n%s", p.host, tail(p.logPath, 10))
+		}
+	}
+}
+
+// cleanup stops every process still running: SIGCONT first for paused
+// ones, then SIGTERM, then SIGKILL after 2 s. No orphan is left behind.
+func (l *launcher) cleanup(ps map[string]*proc) {
+	var live []*proc
+	for _, p := range ps {
+		select {
+		case <-p.done:
+			continue
+		default:
+		}
+		live = append(live, p)
+		pid := p.cmd.Process.Pid
+		_ = syscall.Kill(-pid, syscall.SIGCONT)
+		_ = syscall.Kill(-pid, syscall.SIGTERM)
+	}
+	if len(live) == 0 {
+		return
+	}
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	for _, p := range live {
+		select {
+		case <-p.done:
+		case <-t.C:
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+	}
+	for _, p := range live {
+		select {
+		case <-p.done:
+		default:
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+	}
+}
+
+// schedule turns the fault list into timed actions.
+func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func(ha.Event)) []action {
+	var acts []action
+	rules := map[string]*activeRules{}
+	for h := range ps {
+		rules[h] = &activeRules{}
+	}
+	add := func(at time.Duration, do func() error) {
+		acts = append(acts, action{at: at, do: do})
+	}
+	signal := func(h string, sig syscall.Signal) error {
+		p := ps[h]
+		if p == nil {
+			return fmt.Errorf("no process for %s", h)
+		}
+		return syscall.Kill(p.cmd.Process.Pid, sig)
+	}
+	for i, f := range faults {
+		switch f.Kind {
+		case sim.FaultCrash:
+			add(f.At, func() error {
+				p := ps[f.Host]
+				if p == nil || p.killed {
+					return nil
+				}
+				p.killed = true
+				record(ha.Event{Kind: ha.EvCrash, Host: f.Host})
+				return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			})
+		case sim.FaultPause:
+			add(f.At, func() error {
+				p := ps[f.Host]
+				if p == nil || p.killed || p.paused {
+					return nil
+				}
+				p.paused = true
+				record(ha.Event{Kind: ha.EvPause, Host: f.Host, N: int64(f.For)})
+				return signal(f.Host, syscall.SIGSTOP)
+			})
+			add(f.At+f.For, func() error {
+				p := ps[f.Host]
+				if p == nil || p.killed || !p.paused {
+					return nil
+				}
+				p.paused = false
+				record(ha.Event{Kind: ha.EvResume, Host: f.Host})
+				return signal(f.Host, syscall.SIGCONT)
+			})
+		case sim.FaultPartition, sim.FaultDelay, sim.FaultLoss:
+			affected := map[string]FaultRules{}
+			switch f.Kind {
+			case sim.FaultPartition:
+				for gi, g := range f.Groups {
+					for _, h := range g {
+						var block []string
+						for gj, o := range f.Groups {
+							if gj != gi {
+								block = append(block, o...)
+							}
+						}
+						affected[h] = FaultRules{Block: block}
+					}
+				}
+			case sim.FaultDelay:
+				for _, h := range fromHosts(f.From, ps) {
+					affected[h] = FaultRules{Delay: []LinkDelay{{To: f.To, Extra: f.Delay}}}
+				}
+			case sim.FaultLoss:
+				for _, h := range fromHosts(f.From, ps) {
+					affected[h] = FaultRules{Loss: []LinkLoss{{To: f.To, P: f.Loss}}}
+				}
+			}
+			apply := func(on bool) error {
+				var errs []error
+				for _, h := range sortedHosts(affected) {
+					ar := rules[h]
+					if ar == nil {
+						continue
+					}
+					if on {
+						ar.add(i, affected[h])
+					} else {
+						ar.remove(i)
+					}
+					if err := l.postFaults(ps[h], ar.merged()); err != nil {
+						errs = append(errs, err)
+					}
+				}
+				return errors.Join(errs...)
+			}
+			add(f.At, func() error {
+				if f.Kind == sim.FaultPartition {
+					record(ha.Event{Kind: ha.EvPartition, Note: fmt.Sprint(f.Groups)})
+				}
+				return apply(true)
+			})
+			add(f.At+f.For, func() error {
+				if f.Kind == sim.FaultPartition {
+					record(ha.Event{Kind: ha.EvHeal, Note: fmt.Sprint(f.Groups)})
+				}
+				return apply(false)
+			})
+		}
+	}
+	sort.SliceStable(acts, func(a, b int) bool { return acts[a].at < acts[b].at })
+	return acts
+}
+
+func fromHosts(from string, ps map[string]*proc) []string {
+	if from != "" {
+		return []string{from}
+	}
+	return sortedHosts(ps)
+}
+
+func sortedHosts[V any](m map[string]V) []string {
+	hs := make([]string, 0, len(m))
+	for h := range m {
+		hs = append(hs, h)
+	}
+	slices.Sort(hs)
+	return hs
+}
+
+// activeRules merges the rules of every fault in force on one host.
+type activeRules struct {
+	ids   []int
+	rules []FaultRules
+}
+
+func (a *activeRules) add(id int, r FaultRules) {
+	a.ids = append(a.ids, id)
+	a.rules = append(a.rules, r)
+}
+
+func (a *activeRules) remove(id int) {
+	if i := slices.Index(a.ids, id); i >= 0 {
+		a.ids = slices.Delete(a.ids, i, i+1)
+		a.rules = slices.Delete(a.rules, i, i+1)
+	}
+}
+
+func (a *activeRules) merged() FaultRules {
+	var m FaultRules
+	for _, r := range a.rules {
+		m.Block = append(m.Block, r.Block...)
+		m.Delay = append(m.Delay, r.Delay...)
+		m.Loss = append(m.Loss, r.Loss...)
+	}
+	return m
+}
+
+// postFaults sends rules to a node's control endpoint.
+func (l *launcher) postFaults(p *proc, r FaultRules) error {
+	if p == nil || p.killed {
+		return nil
+	}
+	return l.post(p, "/fault", r)
+}
+
+// post sends a JSON body to a node's control endpoint.
+func (l *launcher) post(p *proc, path string, body any) error {
+	if p.ready.Metrics == "" {
+		return fmt.Errorf("%s: no control endpoint", p.host)
+	}
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequest(http.MethodPost, "http://"+p.ready.Metrics+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	if k := DeriveKeys(l.cfg.Secret); k.Enabled() {
+		req.Header.Set("Authorization", "Bearer "+k.Control)
+	}
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		return fmt.Errorf("POST %s to %s: %w", path, p.host, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("POST %s to %s: %s: %s", path, p.host, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}
+
+// postAll posts the same body to every node concurrently.
+func (l *launcher) postAll(ps map[string]*proc, path string, body any) error {
+	var wg sync.WaitGroup
+	errs := make([]error, 0, len(ps))
+	var mu sync.Mutex
+	for _, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := l.post(p, path, body); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// waitMembership waits until every node sees all n hosts as members.
+func (l *launcher) waitMembership(ctx context.Context, ps map[string]*proc, n int, by time.Time) error {
+	c := http.Client{Timeout: time.Second}
+	for _, h := range sortedHosts(ps) {
+		p := ps[h]
+		for {
+			var hz struct {
+				Members []string `json:"members"`
+			}
+			resp, err := c.Get("http://" + p.ready.Metrics + "/healthz")
+			if err == nil {
+				err = json.NewDecoder(resp.Body).Decode(&hz)
+				resp.Body.Close()
+			}
+			if err == nil && len(hz.Members) >= n {
+				break
+			}
+			if time.Now().After(by) {
+				return fmt.Errorf("node %s sees %d of %d members (raise --startup): %v; its log:\n%s", h, len(hz.Members), n, err, tail(p.logPath, 10))
+			}
+			if err := sleepUntil(ctx, time.Now().Add(10*time.Millisecond)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// tail returns the last n lines of a log file.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log)"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
+
+// ReadTraceTolerant reads a node's JSONL trace. A process killed with
+// SIGKILL may leave a partial last line; it is ignored. A missing file is
+// an empty trace only if the node never got to create it.
+func ReadTraceTolerant(path string) ([]ha.Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer f.Close()
+	var out []ha.Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	var pendingErr error
+	for sc.Scan() {
+		if pendingErr != nil {
+			return nil, pendingErr
+		}
+		line := sc.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		var e ha.Event
+		if err := json.Unmarshal(line, &e); err != nil {
+			// Only the last line may be partial.
+			pendingErr = fmt.Errorf("%s: %w", path, err)
+			continue
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// Collect computes the result of a run whose nodes were started by hand
+// (multi-host: docker compose, Kubernetes) from the node traces gathered
+// into dir (<host>.trace.jsonl). Faults injected by hand are not in the
+// traces, so detection and recovery times are left out unless a fault
+// event is present; the recovery type and counts are computed as usual.
+func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
+	st, err := strategies.Build(strategy, e.ParamsFor(strategy))
+	if err != nil {
+		return nil, err
+	}
+	none, err := strategies.Build("none", nil)
+	if err != nil {
+		return nil, err
+	}
+	refCfg, err := e.SimConfig(none, true)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := sim.Run(refCfg)
+	if err != nil {
+		return nil, fmt.Errorf("reference run: %w", err)
+	}
+	var trace []ha.Event
+	found := 0
+	for _, h := range e.Topology(st).Hosts() {
+		tr, err := ReadTraceTolerant(TraceFileOf(dir, h))
+		if err != nil {
+			return nil, err
+		}
+		if tr != nil {
+			found++
+		}
+		trace = append(trace, tr...)
+	}
+	if found == 0 {
+		return nil, fmt.Errorf("collect: no <host>.trace.jsonl of strategy %s in %s", strategy, dir)
+	}
+	sort.SliceStable(trace, func(i, j int) bool { return trace[i].T < trace[j].T })
+	cfgText, _ := yaml.Marshal(e)
+	params, _ := strategies.Lookup(strategy)
+	p, err := params.Parse(e.ParamsFor(strategy))
+	if err != nil {
+		return nil, err
+	}
+	res := &metrics.Result{
+		Seed: e.Seed, Experiment: e.Name, Mode: "cluster", QueryClass: e.QueryClass().String(),
+		Faults: e.FaultDescriptions(), Config: string(cfgText),
+		Note: Note + fmt.Sprintf(" Collected from %d node traces in %s; faults were injected by hand.", found, dir),
+	}
+	run := metrics.Run{
+		Strategy: strategy, Params: p.Values(),
+		Recovery: metrics.RecoveryOf(ref.Trace, trace),
+		Overhead: metrics.OverheadOf(trace, nil),
+		Extra:    clusterFigures(trace, e),
+	}
+	if run.Params == nil {
+		run.Params = map[string]string{}
+	}
+	res.Runs = append(res.Runs, run)
+	return &Comparison{Result: res, Reference: ref.Trace, Runs: []RunOutcome{{Strategy: strategy, Dir: dir, Trace: trace}}}, nil
+}

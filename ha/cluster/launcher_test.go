@@ -1,0 +1,104 @@
+package cluster
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/sim"
+)
+
+// TestScheduleNetworkFaults checks how the launcher turns partition, delay
+// and loss faults into per-node rules on the control endpoints, with the
+// rules of overlapping faults merged and the secret's bearer token sent.
+func TestScheduleNetworkFaults(t *testing.T) {
+	const secret = "schedule secret"
+	var mu sync.Mutex
+	posted := map[string][]FaultRules{}
+	ps := map[string]*proc{}
+	for _, h := range []string{"A", "B", "C"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer "+DeriveKeys([]byte(secret)).Control {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			var fr FaultRules
+			require.NoError(t, json.NewDecoder(r.Body).Decode(&fr))
+			mu.Lock()
+			posted[h] = append(posted[h], fr)
+			mu.Unlock()
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		defer srv.Close()
+		ps[h] = &proc{host: h, ready: Ready{Host: h, Metrics: strings.TrimPrefix(srv.URL, "http://")}}
+	}
+	l := &launcher{cfg: LaunchConfig{Secret: []byte(secret)}}
+	var events []ha.Event
+	acts := l.schedule([]sim.Fault{
+		{At: 1 * time.Second, Kind: sim.FaultPartition, Groups: [][]string{{"A"}, {"B", "C"}}, For: 2 * time.Second},
+		{At: 2 * time.Second, Kind: sim.FaultDelay, From: "A", To: "B", Delay: 30 * time.Millisecond, For: 2 * time.Second},
+		{At: 5 * time.Second, Kind: sim.FaultLoss, To: "C", Loss: 0.5, For: time.Second},
+	}, ps, func(e ha.Event) { events = append(events, e) })
+	var ats []time.Duration
+	for _, a := range acts {
+		ats = append(ats, a.at)
+		require.NoError(t, a.do())
+	}
+	assert.Equal(t, []time.Duration{1e9, 2e9, 3e9, 4e9, 5e9, 6e9}, ats, "actions in time order")
+
+	delay := LinkDelay{To: "B", Extra: 30 * time.Millisecond}
+	assert.Equal(t, []FaultRules{
+		{Block: []string{"B", "C"}},                            // partition starts
+		{Block: []string{"B", "C"}, Delay: []LinkDelay{delay}}, // delay added, merged
+		{Delay: []LinkDelay{delay}},                            // partition heals
+		{},                                                     // delay ends
+		{Loss: []LinkLoss{{To: "C", P: 0.5}}},                  // loss from every host
+		{},
+	}, posted["A"])
+	assert.Equal(t, []FaultRules{{Block: []string{"A"}}, {}, {Loss: []LinkLoss{{To: "C", P: 0.5}}}, {}}, posted["B"])
+	require.Len(t, events, 2)
+	assert.Equal(t, ha.EvPartition, events[0].Kind)
+	assert.Equal(t, ha.EvHeal, events[1].Kind)
+	assert.Equal(t, "[[A] [B C]]", events[0].Note, "the same note as the simulator's")
+}
+
+func TestReadTraceTolerant(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/x.trace.jsonl"
+	good := `{"t":1,"kind":"deliver"}` + "\n" + `{"t":2,"kind":"stats"}` + "\n"
+	for _, tc := range []struct {
+		name    string
+		content string
+		n       int
+		err     bool
+	}{
+		{"complete", good, 2, false},
+		{"partial last line (SIGKILL)", good + `{"t":3,"ki`, 2, false},
+		{"corrupt middle line", `{"t":1,"kind":"deliver"}` + "\n" + "garbage\n" + good, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NoError(t, writeFile(path, tc.content))
+			tr, err := ReadTraceTolerant(path)
+			if tc.err {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, tr, tc.n)
+		})
+	}
+	tr, err := ReadTraceTolerant(dir + "/missing.jsonl")
+	assert.NoError(t, err)
+	assert.Nil(t, tr)
+}
+
+func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }

@@ -1,0 +1,79 @@
+package cluster
+
+import (
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/ha"
+)
+
+func TestInbox(t *testing.T) {
+	b := newInbox(2)
+	b.push(item{kind: itMsg, msg: &ha.Message{Seq: 1}})
+	b.push(item{kind: itDown, name: "B"})
+	b.push(item{kind: itTimer, name: "t"})
+	b.push(item{kind: itMsg, msg: &ha.Message{Seq: 2}})
+	b.push(item{kind: itUp, name: "B"})
+	b.dropMembership()
+	got := b.take(nil)
+	require.Len(t, got, 3)
+	assert.Equal(t, uint64(1), got[0].msg.Seq)
+	assert.Equal(t, itTimer, got[1].kind)
+	assert.Equal(t, uint64(2), got[2].msg.Seq)
+
+	// Data beyond the bound blocks its producer until the loop takes; timers never block.
+	synctest.Test(t, func(t *testing.T) {
+		b := newInbox(2)
+		b.push(item{kind: itMsg, msg: &ha.Message{Seq: 3}})
+		b.push(item{kind: itMsg, msg: &ha.Message{Seq: 4}})
+		b.push(item{kind: itTimer, name: "never blocks"})
+		pushed := make(chan struct{})
+		go func() {
+			b.push(item{kind: itMsg, msg: &ha.Message{Seq: 5}})
+			close(pushed)
+		}()
+		synctest.Wait()
+		select {
+		case <-pushed:
+			t.Fatal("a data push beyond the bound must wait")
+		default:
+		}
+		assert.Len(t, b.take(nil), 3)
+		<-pushed
+		assert.Len(t, b.take(nil), 1)
+	})
+
+	// Closing releases blocked producers and drops later pushes.
+	b.push(item{kind: itMsg})
+	b.push(item{kind: itMsg})
+	done := make(chan struct{})
+	go func() {
+		b.push(item{kind: itMsg})
+		close(done)
+	}()
+	b.close()
+	<-done
+	assert.Zero(t, b.len())
+}
+
+func TestHostByOrdinal(t *testing.T) {
+	topo := &ha.Topology{Sources: []string{"src"}, Frags: []ha.Fragment{{Name: "B", Hosts: []string{"B", "B.1"}}}, Sink: "sink"}
+	for _, tc := range []struct {
+		name, want string
+		ok         bool
+	}{
+		{"streamha-0", "src", true}, {"streamha-2", "B.1", true}, {"streamha-3", "sink", true},
+		{"streamha-4", "", false}, {"streamha", "", false}, {"pod-x", "", false},
+	} {
+		h, err := hostByOrdinal(topo, tc.name)
+		if !tc.ok {
+			assert.Error(t, err, tc.name)
+			continue
+		}
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, tc.want, h)
+	}
+}
