@@ -82,6 +82,11 @@ type Node struct {
 	outScratch Tuple
 	inScratch  Tuple
 
+	// slabs the hot path carves sent batches, data messages and delivered
+	// tuples from, so that it allocates once per slab instead of once per
+	// message (see node_alloc.go)
+	slabs slabs
+
 	stats NodeStats
 }
 
@@ -615,7 +620,9 @@ func (n *Node) onRoute(r Route) {
 				delete(n.awaiting, h) // superseded before it asked
 			}
 		}
-		if r.Resume && r.Primary != old.Primary {
+		// Only a primary is asked to resume: a secondary or spare that
+		// held output for it would keep holding it after its own takeover.
+		if r.Resume && r.Primary != old.Primary && n.IsPrimary() {
 			if n.awaiting == nil {
 				n.awaiting = map[string][]Tuple{}
 			}
@@ -725,8 +732,9 @@ func (n *Node) process(t Tuple) {
 	}
 	if n.IsSink() {
 		n.pendWork++
-		tt := t
-		n.Trace(Event{Kind: EvDeliver, Tuple: &tt})
+		tt := n.slabs.tuple()
+		*tt = t
+		n.Trace(Event{Kind: EvDeliver, Tuple: tt})
 		return
 	}
 	if len(n.ops) == 0 {
@@ -773,16 +781,22 @@ func (n *Node) flush() {
 		n.batch = n.batch[:0]
 		return
 	}
-	out := slices.Clone(n.batch)
+	b := n.batch
+	var out []Tuple
 	for _, h := range n.Downstream() {
-		if n.down[h] {
+		if len(n.down) > 0 && n.down[h] {
 			continue
 		}
 		if held, ok := n.awaiting[h]; ok && len(held) < MaxTuplesPerMessage {
-			n.awaiting[h] = append(held, out...)
+			n.awaiting[h] = append(held, b...)
 			continue
 		}
-		n.Send(h, &Message{Kind: KindData, Stream: n.outPort, Tuples: out})
+		if out == nil {
+			out = n.slabs.take(&n.batch)
+		}
+		m := n.slabs.message()
+		m.Kind, m.Stream, m.Tuples = KindData, n.outPort, out
+		n.Send(h, m)
 	}
 	n.batch = n.batch[:0]
 }

@@ -18,7 +18,7 @@ import (
 var protocolDirs = []string{"ha", "strategies", "activestandby", "passivestandby", "upstreambackup", "sim"}
 
 // realRuntimeDirs are sub-trees of ha/ that drive nodes with real time and I/O.
-var realRuntimeDirs = []string{filepath.Join("ha", "cluster")}
+var realRuntimeDirs = []string{filepath.Join("ha", "cluster"), filepath.Join("ha", "inproc")}
 
 var forbiddenTime = map[string]bool{
 	"Now": true, "Sleep": true, "After": true, "AfterFunc": true, "Tick": true,

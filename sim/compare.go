@@ -147,6 +147,8 @@ func (e *Experiment) FaultDescriptions() []string {
 			out = append(out, fmt.Sprintf("delay %s→%s +%s at %s for %s", any1(f.Delay.From), any1(f.Delay.To), f.Delay.Extra.D(), at, f.For.D()))
 		case f.Loss != nil:
 			out = append(out, fmt.Sprintf("loss %s→%s p=%g at %s for %s", any1(f.Loss.From), any1(f.Loss.To), f.Loss.P, at, f.For.D()))
+		case f.Corrupt != nil:
+			out = append(out, fmt.Sprintf("corrupt %s→%s p=%g at %s for %s", any1(f.Corrupt.From), any1(f.Corrupt.To), f.Corrupt.P, at, f.For.D()))
 		}
 	}
 	return out

@@ -200,7 +200,8 @@ type DetectorConfig struct {
 	SuspicionMult int      `yaml:"suspicion_mult,omitempty"`
 }
 
-// FaultConfig is one fault: exactly one of Crash, Pause, Partition, Delay, Loss.
+// FaultConfig is one fault: exactly one of Crash, Pause, Partition, Delay,
+// Loss, Corrupt.
 type FaultConfig struct {
 	At        Duration   `yaml:"at"`
 	For       Duration   `yaml:"for,omitempty"`
@@ -209,6 +210,9 @@ type FaultConfig struct {
 	Partition [][]string `yaml:"partition,omitempty"`
 	Delay     *LinkFault `yaml:"delay,omitempty"`
 	Loss      *LinkFault `yaml:"loss,omitempty"`
+	// Corrupt flips one byte of the Body of strategy messages (checkpoints,
+	// state transfers) on the selected links with probability P.
+	Corrupt *LinkFault `yaml:"corrupt,omitempty"`
 }
 
 // LinkFault selects links (from/to, empty = any) and the extra delay or loss probability.
@@ -408,13 +412,13 @@ func (e *Experiment) Validate() error {
 
 func (e *Experiment) validateFault(i int, f FaultConfig) error {
 	kinds := 0
-	for _, set := range []bool{f.Crash != "", f.Pause != "", f.Partition != nil, f.Delay != nil, f.Loss != nil} {
+	for _, set := range []bool{f.Crash != "", f.Pause != "", f.Partition != nil, f.Delay != nil, f.Loss != nil, f.Corrupt != nil} {
 		if set {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return fmt.Errorf("faults[%d]: want exactly one of crash, pause, partition, delay, loss", i)
+		return fmt.Errorf("faults[%d]: want exactly one of crash, pause, partition, delay, loss, corrupt", i)
 	}
 	end := e.Duration + e.Drain
 	if f.At.D() > end.D() {
@@ -441,9 +445,9 @@ func (e *Experiment) validateFault(i int, f FaultConfig) error {
 	if err := check("pause", f.Pause, false); err != nil {
 		return err
 	}
-	if f.Pause != "" || f.Partition != nil || f.Delay != nil || f.Loss != nil {
+	if f.Pause != "" || f.Partition != nil || f.Delay != nil || f.Loss != nil || f.Corrupt != nil {
 		if f.For <= 0 {
-			return fmt.Errorf("faults[%d].for: a pause, partition, delay or loss needs a positive duration", i)
+			return fmt.Errorf("faults[%d].for: a pause, partition, delay, loss or corrupt needs a positive duration", i)
 		}
 	}
 	for gi, g := range f.Partition {
@@ -456,7 +460,7 @@ func (e *Experiment) validateFault(i int, f FaultConfig) error {
 	if f.Partition != nil && len(f.Partition) < 2 {
 		return fmt.Errorf("faults[%d].partition: want at least two groups, such as [[A], [B]]", i)
 	}
-	for _, lf := range []*LinkFault{f.Delay, f.Loss} {
+	for _, lf := range []*LinkFault{f.Delay, f.Loss, f.Corrupt} {
 		if lf == nil {
 			continue
 		}
@@ -469,6 +473,9 @@ func (e *Experiment) validateFault(i int, f FaultConfig) error {
 	}
 	if f.Loss != nil && (f.Loss.P <= 0 || f.Loss.P > 1) {
 		return fmt.Errorf("faults[%d].loss.p: want a probability in (0, 1], got %g", i, f.Loss.P)
+	}
+	if f.Corrupt != nil && (f.Corrupt.P <= 0 || f.Corrupt.P > 1) {
+		return fmt.Errorf("faults[%d].corrupt.p: want a probability in (0, 1], got %g", i, f.Corrupt.P)
 	}
 	if f.Delay != nil && f.Delay.Extra <= 0 {
 		return fmt.Errorf("faults[%d].delay.extra: must be positive", i)
@@ -628,6 +635,8 @@ func (e *Experiment) SimConfig(st ha.Strategy, failureFree bool) (Config, error)
 			sf.Kind, sf.From, sf.To, sf.Delay = FaultDelay, f.Delay.From, f.Delay.To, f.Delay.Extra.D()
 		case f.Loss != nil:
 			sf.Kind, sf.From, sf.To, sf.Loss = FaultLoss, f.Loss.From, f.Loss.To, f.Loss.P
+		case f.Corrupt != nil:
+			sf.Kind, sf.From, sf.To, sf.Loss = FaultCorrupt, f.Corrupt.From, f.Corrupt.To, f.Corrupt.P
 		}
 		for _, h := range append([]string{sf.Host, sf.From, sf.To}, slices.Concat(sf.Groups...)...) {
 			if h != "" && !slices.Contains(hosts, h) {

@@ -8,7 +8,6 @@
 package sim
 
 import (
-	"container/heap"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -59,6 +58,9 @@ const (
 	FaultPartition FaultKind = "partition"
 	FaultDelay     FaultKind = "delay"
 	FaultLoss      FaultKind = "loss"
+	// FaultCorrupt flips one byte of the Body of strategy messages (a
+	// checkpoint, say) on the selected links, with probability Loss.
+	FaultCorrupt FaultKind = "corrupt"
 )
 
 // Fault is one scheduled fault.
@@ -76,7 +78,8 @@ type Fault struct {
 	From, To string
 	// Delay is the extra one-way delay of a delay fault.
 	Delay time.Duration
-	// Loss is the loss probability of a loss fault.
+	// Loss is the loss probability of a loss fault, and the probability
+	// that a corrupt fault damages a message with a Body.
 	Loss float64
 }
 
@@ -93,6 +96,10 @@ type Config struct {
 	NoFencing bool
 	// End is when the simulation stops.
 	End time.Duration
+	// MaxEvents stops the run after this many events (0 = no limit), so a
+	// livelocked protocol cannot keep the simulator busy forever; the
+	// outcome says it was truncated.
+	MaxEvents int64
 }
 
 // Outcome is what a run produced.
@@ -101,6 +108,8 @@ type Outcome struct {
 	Trace []ha.Event
 	// Events is the number of events the simulator processed.
 	Events int64
+	// Truncated reports that the run hit Config.MaxEvents before its end.
+	Truncated bool
 }
 
 type hostState uint8
@@ -142,12 +151,13 @@ type host struct {
 	// incident counter, so a detection scheduled for an old failure is ignored
 	incident int
 	declared map[string]bool // observers that declared this host dead
+	idx      int             // position in Sim.order
+	links    []*link         // outgoing links by destination index, made on first use
 }
-
-type linkKey struct{ from, to string }
 
 type link struct {
 	rng     *rand.Rand
+	crng    *rand.Rand // corruption draws, apart so they never shift rng's
 	txFree  time.Duration
 	lastArr time.Duration
 }
@@ -176,23 +186,70 @@ type event struct {
 	part bool // a detection caused by a partition: the peer is up but unreachable
 }
 
-type eventQueue []*event
-
-func (q eventQueue) Len() int { return len(q) }
-func (q eventQueue) Less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].seq < q[j].seq
+// qent is one queue entry: the ordering key is kept inline so that sifting
+// compares without touching the event itself.
+type qent struct {
+	at  time.Duration
+	seq uint64
+	e   *event
 }
-func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *eventQueue) Push(x any)   { *q = append(*q, x.(*event)) }
-func (q *eventQueue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	return e
+
+func (a qent) before(b qent) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+// eventQueue is a 4-ary min-heap ordered by (at, seq): half the depth of
+// a binary heap, and a node's four children share a cache line or two, which
+// matters once a million events are pending. Every key is unique (seq grows
+// with each push), so the pop order is a pure function of the pushes: the
+// same as any other correct priority queue would give.
+type eventQueue []qent
+
+func (q *eventQueue) push(x qent) {
+	h := append(*q, x)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if !x.before(h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
+	*q = h
+}
+
+func (q *eventQueue) pop() *event {
+	h := *q
+	top := h[0].e
+	n := len(h) - 1
+	x := h[n]
+	h[n] = qent{}
+	h = h[:n]
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		m := c
+		for j := c + 1; j < c+4 && j < n; j++ {
+			if h[j].before(h[m]) {
+				m = j
+			}
+		}
+		if !h[m].before(x) {
+			break
+		}
+		h[i] = h[m]
+		i = m
+	}
+	if n > 0 {
+		h[i] = x
+	}
+	*q = h
+	return top
 }
 
 // Sim is one simulation in progress.
@@ -203,12 +260,13 @@ type Sim struct {
 	seq     uint64
 	hosts   map[string]*host
 	order   []*host
-	links   map[linkKey]*link
 	trace   []ha.Event
 	events  int64
 	active  []int // indices of faults in force (partition, delay, loss)
 	current *host
 	free    []*event // recycled events: the queue allocates nothing in steady state
+	// truncated: the run stopped at Config.MaxEvents
+	truncated bool
 }
 
 // newEvent returns a zeroed event from the free list.
@@ -249,9 +307,9 @@ func New(cfg Config) (*Sim, error) {
 	if cfg.End <= 0 {
 		return nil, fmt.Errorf("sim: end time must be positive")
 	}
-	s := &Sim{cfg: cfg, hosts: map[string]*host{}, links: map[linkKey]*link{}}
+	s := &Sim{cfg: cfg, hosts: map[string]*host{}}
 	for _, name := range cfg.Topology.Hosts() {
-		h := &host{name: name, rng: Seeded(cfg.Seed, "node", name), declared: map[string]bool{}}
+		h := &host{name: name, rng: Seeded(cfg.Seed, "node", name), declared: map[string]bool{}, idx: len(s.order)}
 		s.hosts[name] = h
 		s.order = append(s.order, h)
 	}
@@ -286,14 +344,18 @@ func New(cfg Config) (*Sim, error) {
 func (s *Sim) push(e *event) {
 	s.seq++
 	e.seq = s.seq
-	heap.Push(&s.q, e)
+	s.q.push(qent{at: e.at, seq: s.seq, e: e})
 }
 
 // Loop runs events until the end time.
 func (s *Sim) Loop() {
 	for len(s.q) > 0 {
-		e := heap.Pop(&s.q).(*event)
-		if e.at > s.cfg.End {
+		if s.q[0].at > s.cfg.End {
+			break
+		}
+		e := s.q.pop()
+		if s.cfg.MaxEvents > 0 && s.events >= s.cfg.MaxEvents {
+			s.truncated = true
 			break
 		}
 		s.now = e.at
@@ -313,7 +375,9 @@ func (s *Sim) Loop() {
 }
 
 // Outcome returns the run's trace.
-func (s *Sim) Outcome() *Outcome { return &Outcome{Trace: s.trace, Events: s.events} }
+func (s *Sim) Outcome() *Outcome {
+	return &Outcome{Trace: s.trace, Events: s.events, Truncated: s.truncated}
+}
 
 func (s *Sim) handle(e *event) {
 	switch e.kind {
@@ -364,9 +428,15 @@ func (s *Sim) process(h *host) {
 	it := h.inbox[h.head]
 	h.inbox[h.head] = item{}
 	h.head++
-	if h.head > 256 && h.head*2 > len(h.inbox) {
-		h.inbox = append(h.inbox[:0:0], h.inbox[h.head:]...)
-		h.head = 0
+	switch {
+	case h.head == len(h.inbox):
+		// drained: reuse the backing array from its start
+		h.inbox, h.head = h.inbox[:0], 0
+	case h.head > 256 && h.head*2 > len(h.inbox):
+		// compact in place; the moved-from tail is cleared so it holds no messages
+		n := copy(h.inbox, h.inbox[h.head:])
+		clear(h.inbox[n:])
+		h.inbox, h.head = h.inbox[:n], 0
 	}
 	s.current = h
 	h.start, h.charged = s.now, s.cfg.CPU.PerEvent
@@ -413,7 +483,7 @@ func (s *Sim) startFault(i int) {
 		h.state = paused
 		s.unreachable(h)
 		s.push(&event{at: s.now + f.For, kind: evFaultEnd, f: i})
-	case FaultPartition, FaultDelay, FaultLoss:
+	case FaultPartition, FaultDelay, FaultLoss, FaultCorrupt:
 		s.active = append(s.active, i)
 		if f.Kind == FaultPartition {
 			s.trace = append(s.trace, ha.Event{T: s.now, Kind: ha.EvPartition, Note: fmt.Sprint(f.Groups)})
@@ -557,6 +627,9 @@ func (s *Sim) linkFaults(from, to string) (cut bool, extra time.Duration, loss f
 type env struct {
 	s *Sim
 	h *host
+	// the last destination, so a node sending to the same host again skips the name lookup
+	lastTo  string
+	lastDst *host
 }
 
 func (e *env) Now() time.Duration { return e.h.start + e.h.charged }
@@ -578,15 +651,24 @@ func (e *env) SetTimer(d time.Duration, name string) {
 
 func (e *env) Send(to string, m *ha.Message) {
 	s := e.s
-	dst, ok := s.hosts[to]
-	if !ok || to == e.h.name {
+	dst := e.lastDst
+	if dst == nil || to != e.lastTo {
+		var ok bool
+		if dst, ok = s.hosts[to]; !ok {
+			return
+		}
+		e.lastTo, e.lastDst = to, dst
+	}
+	if dst == e.h {
 		return
 	}
-	k := linkKey{e.h.name, to}
-	l := s.links[k]
+	if e.h.links == nil {
+		e.h.links = make([]*link, len(s.order))
+	}
+	l := e.h.links[dst.idx]
 	if l == nil {
 		l = &link{rng: Seeded(s.cfg.Seed, "link", e.h.name, to)}
-		s.links[k] = l
+		e.h.links[dst.idx] = l
 	}
 	dep := e.Now()
 	cut, extra, loss := s.linkFaults(e.h.name, to)
@@ -597,6 +679,16 @@ func (e *env) Send(to string, m *ha.Message) {
 	lost := l.rng.Float64() < loss
 	if cut || lost {
 		return
+	}
+	if p := s.corruptP(e.h.name, to); p > 0 && len(m.Body) > 0 {
+		if l.crng == nil {
+			l.crng = Seeded(s.cfg.Seed, "corrupt", e.h.name, to)
+		}
+		if l.crng.Float64() < p {
+			m = corrupt(m, l.crng)
+			s.trace = append(s.trace, ha.Event{T: dep, Kind: ha.EvNote, Host: e.h.name, Peer: to, Seq: m.Seq,
+				Note: "fault: corrupted one byte of a " + m.Type + " message"})
+		}
 	}
 	tx := dep
 	if n.Bandwidth > 0 {
@@ -611,4 +703,26 @@ func (e *env) Send(to string, m *ha.Message) {
 	ev := s.newEvent()
 	ev.at, ev.kind, ev.host, ev.it = arr, evArrive, dst, item{kind: itMsg, msg: m}
 	s.push(ev)
+}
+
+// corruptP is the probability that a message from a to b with a Body is
+// corrupted by the corrupt faults in force.
+func (s *Sim) corruptP(from, to string) float64 {
+	p := 0.0
+	for _, i := range s.active {
+		f := s.cfg.Faults[i]
+		if f.Kind == FaultCorrupt && (f.From == "" || f.From == from) && (f.To == "" || f.To == to) {
+			p = 1 - (1-p)*(1-f.Loss)
+		}
+	}
+	return p
+}
+
+// corrupt returns a copy of m whose Body has one byte flipped (the sender
+// may keep the original to resend it).
+func corrupt(m *ha.Message, r *rand.Rand) *ha.Message {
+	c := *m
+	c.Body = append([]byte(nil), m.Body...)
+	c.Body[r.IntN(len(c.Body))] ^= byte(1 + r.IntN(255))
+	return &c
 }

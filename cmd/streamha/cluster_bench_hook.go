@@ -1,0 +1,4 @@
+package main
+
+// The loopback cluster throughput row of streamha bench.
+func init() { clusterBench = clusterThroughput }
