@@ -588,6 +588,10 @@ func (n *Node) Deliver(m *Message) {
 
 func (n *Node) generate() {
 	next, more := n.gen.due(n.env.Now(), n.output)
+	if more && next <= n.env.Now() {
+		n.env.SetTimer(0, "ha.gen") // a capped burst: continue right away
+		return
+	}
 	if more {
 		// Wake at the next tuple's intended time, but at most once per
 		// batch period, measured from the intended (not the actual) wake

@@ -126,3 +126,23 @@ func TestStaleDataIsFenced(t *testing.T) {
 	assert.EqualValues(t, 1, st.Fenced)
 	assert.EqualValues(t, 1, st.Duplicates)
 }
+
+func TestSourceCatchesUpInBoundedBursts(t *testing.T) {
+	env := &fakeEnv{}
+	src, err := ha.NewNode(ha.NodeConfig{
+		Host: "src", Topology: testTopology(), Env: env, Strategy: retainAll{},
+		Source: ha.SourceSpec{Rate: 1e6, Keys: 2, Value: "uniform", Max: 1, Duration: time.Second, Batch: time.Millisecond},
+	})
+	require.NoError(t, err)
+	src.Start()
+	env.timers = nil
+	env.now = 5 * time.Millisecond // the timer fired late: 5000 tuples are due
+	src.Fire("ha.gen")
+	require.Len(t, env.sent, 1)
+	assert.Len(t, env.sent[0].m.Tuples, ha.MaxSourceBurst, "one wake-up emits a bounded burst")
+	assert.Equal(t, []string{"ha.gen"}, env.timers, "and continues right away")
+	for i := 0; i < 5; i++ {
+		src.Fire("ha.gen")
+	}
+	assert.Len(t, env.dataTo("A"), 5000, "nothing due is skipped")
+}

@@ -88,10 +88,15 @@ func (g *generator) gap() time.Duration {
 	return time.Duration(mean)
 }
 
-// due emits every tuple scheduled at or before now and returns the time of
-// the next one (or false once the source is done).
+// MaxSourceBurst bounds how many tuples a source emits in one wake-up (one
+// message). A source that wakes late — a real runtime's timer under load —
+// catches up in several messages instead of one huge one.
+const MaxSourceBurst = 1024
+
+// due emits the tuples scheduled at or before now, at most MaxSourceBurst,
+// and returns the time of the next one (or false once the source is done).
 func (g *generator) due(now time.Duration, emit func(Tuple)) (time.Duration, bool) {
-	for g.next <= now && g.next < g.spec.Duration {
+	for burst := 0; burst < MaxSourceBurst && g.next <= now && g.next < g.spec.Duration; burst++ {
 		g.n++
 		var key uint32
 		if g.zipf != nil {
