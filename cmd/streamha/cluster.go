@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -25,6 +27,9 @@ type clusterFlags struct {
 	seed                                                int64
 	duration, startup                                   time.Duration
 	json, noBaseline, ffOverhead, quiet                 bool
+	chaos, chaosWindow                                  time.Duration
+	chaosKinds                                          []string
+	spares                                              int
 }
 
 func newClusterCmd() *cobra.Command {
@@ -38,6 +43,7 @@ func newClusterCmd() *cobra.Command {
 			"against the simulator's failure-free run of the same input, prints the same table as 'run' and\n" +
 			"writes result.json (mode \"cluster\") and the traces into --out. Real timing is not reproducible.",
 		Example: "  streamha cluster\n  streamha cluster --strategy amnesia,passive-standby --duration 6s\n" +
+			"  streamha cluster --strategy active-standby,passive-standby --chaos 60s\n" +
 			"  STREAMHA_SECRET=$(head -c 24 /dev/urandom | base64) streamha cluster --strategy amnesia",
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCluster(cmd, f) },
 	}
@@ -54,6 +60,11 @@ func newClusterCmd() *cobra.Command {
 	fl.BoolVar(&f.noBaseline, "no-baseline", false, "skip the failure-free no-HA run (no overhead ratios)")
 	fl.BoolVar(&f.ffOverhead, "failure-free-overhead", false, "measure each strategy's overhead in an extra failure-free run (doubles the time)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
+	fl.DurationVar(&f.chaos, "chaos", 0, "chaos run of this length: random kills, pauses and partitions within the fault model replace the\n"+
+		"experiment's faults (drawn from --seed), then the chaos invariants are checked; exit status 1 if one fails (docs/chaos.md)")
+	fl.StringSliceVar(&f.chaosKinds, "chaos-kinds", nil, "fault kinds --chaos draws: kill, pause, partition (default all)")
+	fl.DurationVar(&f.chaosWindow, "chaos-window", 0, "recovery window between chaos faults (default by --profile: tuned 2.5s, steady 4s, local/lan 10s)")
+	fl.IntVar(&f.spares, "spares", -1, "spare hosts per fragment (default: the experiment's; --chaos raises it to at least 3)")
 	fl.StringVar(&f.collect, "collect", "", "launch nothing: compute the result of one strategy from node traces (<host>.trace.jsonl) gathered in this directory (multi-host runs)")
 	return c
 }
@@ -78,8 +89,25 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 		return err
 	}
 	if f.duration != 0 {
+		if f.chaos != 0 {
+			return usage("--duration and --chaos both set the run's length: give one")
+		}
 		if err := scaleDuration(e, f.duration); err != nil {
 			return err
+		}
+	}
+	var chaos *cluster.ChaosConfig
+	if f.chaos != 0 {
+		if chaos, err = chaosConfig(e, f); err != nil {
+			return err
+		}
+	} else if len(f.chaosKinds) > 0 || f.chaosWindow != 0 {
+		return usage("--chaos-kinds and --chaos-window need --chaos")
+	}
+	if f.spares >= 0 {
+		e.Spares = &f.spares
+		if err := e.Validate(); err != nil {
+			return usage("--spares: %w", err)
 		}
 	}
 	names, err := strategyNames(f.strategy, e)
@@ -121,7 +149,7 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	cmp, err := cluster.Launch(ctx, cluster.LaunchConfig{
 		Experiment: e, Strategies: names, Exe: exe, Args: []string{"node"}, Out: dir,
 		Secret: secret, Profile: f.profile, Startup: f.startup, Baseline: !f.noBaseline,
-		FailureFreeOverhead: f.ffOverhead, Log: lg,
+		FailureFreeOverhead: f.ffOverhead, Chaos: chaos, Log: lg,
 	})
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("interrupted: every node process was stopped (partial files in %s)", dir)
@@ -141,13 +169,67 @@ func printCluster(cmd *cobra.Command, f clusterFlags, e *sim.Experiment, dir str
 	if f.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(cmp.Result)
+		if err := enc.Encode(cmp.Result); err != nil {
+			return err
+		}
+		return printChaos(cmd.ErrOrStderr(), cmp)
 	}
 	if err := reports.Table(out, cmp.Result); err != nil {
 		return err
 	}
 	reports.Explanations(out, cmp.Result, 5)
 	fmt.Fprintf(out, "\n%s\nresults written to %s\n", cmp.Result.Note, dir)
+	return printChaos(out, cmp)
+}
+
+// chaosConfig sets up a chaos run: the run lasts --chaos, the
+// experiment's own faults are replaced, and every fragment gets at least 3
+// spares unless --spares says otherwise.
+func chaosConfig(e *sim.Experiment, f clusterFlags) (*cluster.ChaosConfig, error) {
+	if f.chaos < 0 {
+		return nil, usage("--chaos: must be positive, got %s", f.chaos)
+	}
+	if f.chaosWindow < 0 {
+		return nil, usage("--chaos-window: must be positive, got %s", f.chaosWindow)
+	}
+	for _, k := range f.chaosKinds {
+		if !slices.Contains(cluster.ChaosKinds, k) {
+			return nil, usage("--chaos-kinds: unknown kind %q (want %s)", k, strings.Join(cluster.ChaosKinds, ", "))
+		}
+	}
+	e.Duration = sim.Duration(f.chaos)
+	e.Faults = nil
+	if f.spares < 0 && *e.Spares < 3 {
+		three := 3
+		e.Spares = &three
+	}
+	if err := e.Validate(); err != nil {
+		return nil, usage("--chaos: %w", err)
+	}
+	return &cluster.ChaosConfig{Seed: e.Seed, Kinds: f.chaosKinds, Window: f.chaosWindow, Profile: f.profile}, nil
+}
+
+// printChaos prints the chaos verdicts of every run and fails when an
+// invariant failed.
+func printChaos(out io.Writer, cmp *cluster.Comparison) error {
+	var failed []string
+	for _, r := range cmp.Runs {
+		c := r.Chaos
+		if c == nil {
+			continue
+		}
+		fmt.Fprintf(out, "\nchaos invariants — %s: %s\n", c.Strategy, c.Summary())
+		for _, v := range c.Verdicts {
+			fmt.Fprintf(out, "  %-4s  %-14s %s\n", v.Status, v.Invariant, v.Evidence)
+		}
+		fmt.Fprintf(out, "  schedule and verdicts: %s\n", filepath.Join(r.Dir, "chaos.json"))
+		for _, inv := range c.Failed() {
+			failed = append(failed, c.Strategy+": "+inv)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("chaos: %d invariant(s) failed: %s", len(failed), strings.Join(failed, ", "))
+	}
 	return nil
 }
 
@@ -161,6 +243,21 @@ func clusterCommand(f clusterFlags, e *sim.Experiment) string {
 	}
 	if f.duration != 0 {
 		parts = append(parts, "--duration", f.duration.String())
+	}
+	if f.chaos != 0 {
+		parts = append(parts, "--chaos", f.chaos.String())
+		if len(f.chaosKinds) > 0 {
+			parts = append(parts, "--chaos-kinds", strings.Join(f.chaosKinds, ","))
+		}
+		if f.chaosWindow != 0 {
+			parts = append(parts, "--chaos-window", f.chaosWindow.String())
+		}
+	}
+	if f.spares >= 0 {
+		parts = append(parts, "--spares", fmt.Sprint(f.spares))
+	}
+	if f.profile != cluster.ProfileTuned {
+		parts = append(parts, "--profile", f.profile)
 	}
 	parts = append(parts, "--seed", fmt.Sprint(e.Seed))
 	return strings.Join(parts, " ")
@@ -180,7 +277,6 @@ func writeClusterDir(dir string, cmp *cluster.Comparison) error {
 	}
 	return nil
 }
-
 
 // clusterThroughput measures end-to-end throughput on loopback for
 // `streamha bench`: the default query without HA (5 processes), 1 M

@@ -18,8 +18,16 @@ import (
 // membership layer drops gossip to and from blocked hosts too, so the
 // failure detector sees a partition like a real network fault.
 type FaultRules struct {
-	// Block lists hosts this node cannot talk to (a partition).
+	// Block lists hosts this node cannot talk to (a partition): data to
+	// and from them is dropped, like a partition long enough to break the
+	// TCP connections.
 	Block []string `json:"block,omitempty"`
+	// Stall lists hosts this node's data to is held back until the rule
+	// is lifted, then delivered in order: a partition that heals before TCP
+	// gives up (TCP retransmits, nothing is lost). Gossip to and from them
+	// is dropped, so the failure detector sees the partition. The chaos
+	// mode partitions this way.
+	Stall []string `json:"stall,omitempty"`
 	// Delay adds latency to outgoing messages.
 	Delay []LinkDelay `json:"delay,omitempty"`
 	// Loss drops outgoing messages with a probability.
@@ -57,16 +65,30 @@ func (r FaultRules) Validate() error {
 type faultLayer struct {
 	mu    sync.RWMutex
 	rules FaultRules
+	// changed is closed and replaced whenever the rules change.
+	changed chan struct{}
 	// addrs maps a memberlist address ("ip:port") to its host name.
 	addrs map[string]string
 }
 
-func newFaultLayer() *faultLayer { return &faultLayer{addrs: map[string]string{}} }
+func newFaultLayer() *faultLayer {
+	return &faultLayer{addrs: map[string]string{}, changed: make(chan struct{})}
+}
 
 func (f *faultLayer) set(r FaultRules) {
 	f.mu.Lock()
 	f.rules = r
+	close(f.changed)
+	f.changed = make(chan struct{})
 	f.mu.Unlock()
+}
+
+// stalled reports whether data to host is held back, and a channel
+// closed at the next rule change.
+func (f *faultLayer) stalled(host string) (bool, <-chan struct{}) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return slices.Contains(f.rules.Stall, host), f.changed
 }
 
 func (f *faultLayer) get() FaultRules {
@@ -79,6 +101,14 @@ func (f *faultLayer) blocked(host string) bool {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return slices.Contains(f.rules.Block, host)
+}
+
+// gossipCut reports whether membership traffic with host is cut: it is
+// blocked or stalled.
+func (f *faultLayer) gossipCut(host string) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return slices.Contains(f.rules.Block, host) || slices.Contains(f.rules.Stall, host)
 }
 
 // outbound decides the fate of a message to host: dropped, or sent after extra delay.
@@ -114,11 +144,11 @@ func (f *faultLayer) learnAddr(addr, host string) {
 func (f *faultLayer) blockedAddr(addr string) bool {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	if len(f.rules.Block) == 0 {
+	if len(f.rules.Block) == 0 && len(f.rules.Stall) == 0 {
 		return false
 	}
 	h, ok := f.addrs[addr]
-	return ok && slices.Contains(f.rules.Block, h)
+	return ok && (slices.Contains(f.rules.Block, h) || slices.Contains(f.rules.Stall, h))
 }
 
 // gossipTransport wraps memberlist's transport so that a partition also
@@ -189,7 +219,7 @@ func (t *gossipTransport) WriteTo(b []byte, addr string) (time.Time, error) {
 }
 
 func (t *gossipTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
-	if t.faults.blocked(a.Name) || t.faults.blockedAddr(a.Addr) {
+	if t.faults.gossipCut(a.Name) || t.faults.blockedAddr(a.Addr) {
 		return time.Now(), nil
 	}
 	return t.inner.WriteToAddress(b, a)
@@ -205,7 +235,7 @@ func (t *gossipTransport) DialTimeout(addr string, timeout time.Duration) (net.C
 }
 
 func (t *gossipTransport) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (net.Conn, error) {
-	if t.faults.blocked(a.Name) || t.faults.blockedAddr(a.Addr) {
+	if t.faults.gossipCut(a.Name) || t.faults.blockedAddr(a.Addr) {
 		return nil, fmt.Errorf("dial %s (%s): partitioned by the fault layer", a.Name, a.Addr)
 	}
 	return t.inner.DialAddressTimeout(a, timeout)

@@ -60,6 +60,11 @@ type LaunchConfig struct {
 	// FailureFreeOverhead measures each strategy's overhead in an extra
 	// failure-free run (as the simulator does) instead of in the faulty run.
 	FailureFreeOverhead bool
+	// Chaos, when set, replaces the experiment's fault schedule with
+	// random faults within the fault model (PlanChaos, drawn per strategy
+	// topology) and checks the chaos invariants after each run
+	// (RunOutcome.Chaos). Node failures then become verdicts, not errors.
+	Chaos *ChaosConfig
 	// Log receives progress (default: discard).
 	Log *log.Logger
 }
@@ -79,6 +84,8 @@ type RunOutcome struct {
 	Dir string
 	// Trace is the merged trace of every node plus the injected faults.
 	Trace []ha.Event
+	// Chaos is the chaos report (LaunchConfig.Chaos runs only).
+	Chaos *ChaosReport
 }
 
 // Note is stated in every cluster result.
@@ -131,16 +138,24 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 		Seed: e.Seed, Experiment: e.Name, Mode: "cluster", QueryClass: e.QueryClass().String(),
 		Faults: e.FaultDescriptions(), Config: string(cfgText), Note: Note,
 	}
+	if c := cfg.Chaos; c != nil {
+		kinds := c.Kinds
+		if len(kinds) == 0 {
+			kinds = ChaosKinds
+		}
+		res.Faults = []string{fmt.Sprintf("chaos: random %s faults within the fault model over %s (seed %d); each run's schedule is in runs[].extra.chaos",
+			strings.Join(kinds, "/"), e.Duration.D(), c.Seed)}
+	}
 	cmp := &Comparison{Result: res, Reference: ref.Trace}
 	l := &launcher{cfg: cfg, exp: e, expFile: expFile}
 	var base *metrics.Overhead
 	if cfg.Baseline {
 		cfg.Log.Printf("baseline: none, failure-free")
-		tr, _, err := l.run(ctx, "none", false, "baseline-none")
+		out, err := l.run(ctx, "none", nil, "baseline-none")
 		if err != nil {
 			return nil, fmt.Errorf("baseline run: %w", err)
 		}
-		b := metrics.OverheadOf(tr, nil)
+		b := metrics.OverheadOf(out.trace, nil)
 		b.Nodes = nil
 		res.Baseline = b
 		base = &res.Baseline
@@ -154,17 +169,28 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 		if err != nil {
 			return nil, err
 		}
-		cfg.Log.Printf("%s: running with faults: %s", name, strings.Join(res.Faults, "; "))
-		tr, dir, err := l.run(ctx, name, true, name)
+		spec, err := l.faultsFor(name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
+		if spec.chaos != nil {
+			cfg.Log.Printf("%s: chaos: %s", name, spec.chaos.Summary())
+		} else {
+			cfg.Log.Printf("%s: running with faults: %s", name, strings.Join(res.Faults, "; "))
+		}
+		out, err := l.run(ctx, name, spec, name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		tr, dir := out.trace, out.dir
 		ffTrace := tr
 		if cfg.FailureFreeOverhead {
 			cfg.Log.Printf("%s: failure-free run for the overhead", name)
-			if ffTrace, _, err = l.run(ctx, name, false, name+"-failure-free"); err != nil {
+			ff, err := l.run(ctx, name, nil, name+"-failure-free")
+			if err != nil {
 				return nil, fmt.Errorf("%s (failure-free): %w", name, err)
 			}
+			ffTrace = ff.trace
 		}
 		run := metrics.Run{
 			Strategy: name, Params: params.Values(),
@@ -175,8 +201,14 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 		if run.Params == nil {
 			run.Params = map[string]string{}
 		}
+		if rep := spec.chaos; rep != nil {
+			if err := l.finishChaos(rep, name, out, ref.Trace, run.Recovery); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			run.Extra["chaos"] = rep
+		}
 		res.Runs = append(res.Runs, run)
-		cmp.Runs = append(cmp.Runs, RunOutcome{Strategy: name, Dir: dir, Trace: tr})
+		cmp.Runs = append(cmp.Runs, RunOutcome{Strategy: name, Dir: dir, Trace: tr, Chaos: spec.chaos})
 	}
 	return cmp, nil
 }
@@ -216,39 +248,121 @@ type proc struct {
 	cmd     *exec.Cmd
 	done    chan struct{}
 	err     error
+	exitAt  time.Time
 	ready   Ready
 	killed  bool // SIGKILLed by the fault schedule
+	forced  bool // SIGKILLed by the launcher at the end-of-run deadline
 	paused  bool
 	logPath string
 }
 
 // action is one step of the fault schedule.
 type action struct {
-	at time.Duration
-	do func() error
+	at   time.Duration
+	what string
+	do   func() error
 }
 
-// run performs one real run and returns its merged trace.
-func (l *launcher) run(ctx context.Context, strategy string, faults bool, sub string) ([]ha.Event, string, error) {
+// faultSpec is the fault schedule of one run; the zero value (or nil) is
+// a failure-free run.
+type faultSpec struct {
+	faults []sim.Fault
+	// chaos is the chaos report being built (chaos runs only).
+	chaos *ChaosReport
+}
+
+// faultsFor returns the fault schedule of strategy's run: the
+// experiment's, or a chaos plan for the strategy's topology.
+func (l *launcher) faultsFor(strategy string) (*faultSpec, error) {
 	st, err := strategies.Build(strategy, l.exp.ParamsFor(strategy))
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	simCfg, err := l.exp.SimConfig(st, !faults)
+	simCfg, err := l.exp.SimConfig(st, false)
 	if err != nil {
-		return nil, "", err
+		return nil, err
+	}
+	c := l.cfg.Chaos
+	if c == nil {
+		return &faultSpec{faults: simCfg.Faults}, nil
+	}
+	cc := *c
+	if cc.Profile == "" {
+		cc.Profile = l.cfg.Profile
+	}
+	tm, err := timingFor(cc.Profile)
+	if err != nil {
+		return nil, err
+	}
+	if cc.Window <= 0 {
+		cc.Window = tm.window
+	}
+	plan, err := PlanChaos(simCfg.Topology, st.Replicas(), l.exp.Duration.D(), cc)
+	if err != nil {
+		return nil, err
+	}
+	rep := &ChaosReport{Strategy: strategy, Seed: cc.Seed, Duration: l.exp.Duration.D(), Window: cc.Window, Plan: plan}
+	return &faultSpec{faults: simFaults(plan), chaos: rep}, nil
+}
+
+// runOut is what one real run produced.
+type runOut struct {
+	trace []ha.Event
+	dir   string
+	// Chaos runs only: how every process ended, and the orphans left.
+	nodes   []NodeExit
+	orphans []string
+	elapsed time.Duration
+	applied []AppliedFault
+	end     time.Duration
+}
+
+// finishChaos completes a chaos report from the run and checks it.
+func (l *launcher) finishChaos(rep *ChaosReport, strategy string, out *runOut, ref []ha.Event, rec metrics.Recovery) error {
+	st, err := strategies.Build(strategy, l.exp.ParamsFor(strategy))
+	if err != nil {
+		return err
+	}
+	rep.Applied, rep.Nodes, rep.Orphans, rep.Elapsed = out.applied, out.nodes, out.orphans, out.elapsed
+	rep.Bound = out.end + time.Second + ChaosExitSlack // the nodes' default --linger is 1 s
+	rep.check(chaosInput{
+		exp: l.exp, topo: l.exp.Topology(st), replicas: st.Replicas(), params: l.exp.ParamsFor(strategy),
+		ref: ref, trace: out.trace, rec: rec,
+	})
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out.dir, "chaos.json"), b, 0o644)
+}
+
+// run performs one real run and returns its merged trace. spec nil is
+// a failure-free run.
+func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, sub string) (*runOut, error) {
+	if spec == nil {
+		spec = &faultSpec{}
+	}
+	chaos := spec.chaos != nil
+	st, err := strategies.Build(strategy, l.exp.ParamsFor(strategy))
+	if err != nil {
+		return nil, err
+	}
+	simCfg, err := l.exp.SimConfig(st, true)
+	if err != nil {
+		return nil, err
 	}
 	topo := simCfg.Topology
 	dir, err := filepath.Abs(filepath.Join(l.cfg.Out, sub))
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, "", err
+		return nil, err
 	}
+	out := &runOut{dir: dir, end: simCfg.End}
 	hosts := topo.Hosts()
 	startup := l.cfg.Startup
 	if startup <= 0 {
@@ -269,27 +383,27 @@ func (l *launcher) run(ctx context.Context, strategy string, faults bool, sub st
 		}
 		p, err := l.start(h, strategy, dir, join)
 		if err != nil {
-			return nil, dir, err
+			return nil, err
 		}
 		ps[h] = p
 		if i == 0 {
 			if err := l.waitReady(ctx, p, readyBy); err != nil {
-				return nil, dir, err
+				return nil, err
 			}
 			seed = p.ready.Gossip
 		}
 	}
 	for _, h := range order[1:] {
 		if err := l.waitReady(ctx, ps[h], readyBy); err != nil {
-			return nil, dir, err
+			return nil, err
 		}
 	}
 	if err := l.waitMembership(ctx, ps, len(hosts), readyBy); err != nil {
-		return nil, dir, err
+		return nil, err
 	}
 	startAt := time.Now().Add(200*time.Millisecond + time.Duration(len(hosts))*10*time.Millisecond)
 	if err := l.postAll(ps, "/start", map[string]int64{"at": startAt.UnixNano()}); err != nil {
-		return nil, dir, err
+		return nil, err
 	}
 	l.cfg.Log.Printf("%s: %d processes ready, start in %s", sub, len(ps), time.Until(startAt).Round(time.Millisecond))
 
@@ -302,21 +416,25 @@ func (l *launcher) run(ctx context.Context, strategy string, faults bool, sub st
 		events = append(events, ev)
 		evMu.Unlock()
 	}
-	var acts []action
-	if faults {
-		acts = l.schedule(simCfg.Faults, ps, record)
-	}
+	acts := l.schedule(spec.faults, ps, record, chaos)
 	end := simCfg.End
 	for _, a := range acts {
 		if err := sleepUntil(ctx, startAt.Add(a.at)); err != nil {
-			return nil, dir, err
+			return nil, err
 		}
-		if err := a.do(); err != nil {
+		at := now()
+		err := a.do()
+		ap := AppliedFault{Planned: a.at, At: at, What: a.what}
+		if err != nil {
+			ap.Err = err.Error()
 			l.cfg.Log.Printf("%s: fault at %s: %v", sub, a.at, err)
+		} else if chaos {
+			l.cfg.Log.Printf("%s: %s: %s", sub, at.Round(time.Millisecond), a.what)
 		}
+		out.applied = append(out.applied, ap)
 	}
 	if err := sleepUntil(ctx, startAt.Add(end)); err != nil {
-		return nil, dir, err
+		return nil, err
 	}
 	for _, p := range ps {
 		if p.paused && !p.killed {
@@ -334,29 +452,51 @@ func (l *launcher) run(ctx context.Context, strategy string, faults bool, sub st
 		case <-p.done:
 		case <-deadline.C:
 			l.cfg.Log.Printf("%s: %s did not exit in time; killing it", sub, h)
+			p.forced = true
 			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 			<-p.done
 		case <-ctx.Done():
-			return nil, dir, ctx.Err()
+			return nil, ctx.Err()
 		}
 		if p.err != nil && !p.killed {
 			failed = append(failed, fmt.Sprintf("%s: %v (log %s:\n%s)", h, p.err, p.logPath, tail(p.logPath, 8)))
 		}
 	}
-	if len(failed) > 0 {
-		return nil, dir, fmt.Errorf("node processes failed:\n%s", strings.Join(failed, "\n"))
+	if chaos {
+		// Everything is stopped; what is left is an orphan.
+		l.cleanup(ps)
+		for _, h := range order {
+			p := ps[h]
+			n := NodeExit{Host: h, PID: p.cmd.Process.Pid, Status: "exit status 0", Chaos: p.killed, Forced: p.forced, After: p.exitAt.Sub(startAt)}
+			if p.err != nil {
+				n.Status = p.err.Error()
+			}
+			out.nodes = append(out.nodes, n)
+			out.elapsed = max(out.elapsed, n.After)
+			if syscall.Kill(n.PID, 0) != syscall.ESRCH || syscall.Kill(-n.PID, 0) != syscall.ESRCH {
+				out.orphans = append(out.orphans, fmt.Sprintf("%s (pid %d)", h, n.PID))
+			}
+		}
+		for _, f := range failed {
+			l.cfg.Log.Printf("%s: node failed: %s", sub, f)
+		}
+	} else if len(failed) > 0 {
+		return nil, fmt.Errorf("node processes failed:\n%s", strings.Join(failed, "\n"))
 	}
 	var trace []ha.Event
 	for _, h := range hosts {
 		tr, err := ReadTraceTolerant(TraceFileOf(dir, h))
 		if err != nil {
-			return nil, dir, err
+			return nil, err
 		}
 		trace = append(trace, tr...)
 	}
+	evMu.Lock()
 	trace = append(trace, events...)
+	evMu.Unlock()
 	sort.SliceStable(trace, func(i, j int) bool { return trace[i].T < trace[j].T })
-	return trace, dir, nil
+	out.trace = trace
+	return out, nil
 }
 
 func sleepUntil(ctx context.Context, t time.Time) error {
@@ -409,6 +549,7 @@ func (l *launcher) start(host, strategy, dir string, join []string) (*proc, erro
 	p := &proc{host: host, cmd: cmd, done: make(chan struct{}), logPath: logPath}
 	go func() {
 		p.err = cmd.Wait()
+		p.exitAt = time.Now()
 		lf.Close()
 		close(p.done)
 	}()
@@ -475,15 +616,16 @@ func (l *launcher) cleanup(ps map[string]*proc) {
 	}
 }
 
-// schedule turns the fault list into timed actions.
-func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func(ha.Event)) []action {
+// schedule turns the fault list into timed actions. With stall,
+// partitions stall links (FaultRules.Stall) instead of dropping messages.
+func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func(ha.Event), stall bool) []action {
 	var acts []action
 	rules := map[string]*activeRules{}
 	for h := range ps {
 		rules[h] = &activeRules{}
 	}
-	add := func(at time.Duration, do func() error) {
-		acts = append(acts, action{at: at, do: do})
+	add := func(at time.Duration, what string, do func() error) {
+		acts = append(acts, action{at: at, what: what, do: do})
 	}
 	signal := func(h string, sig syscall.Signal) error {
 		p := ps[h]
@@ -495,7 +637,7 @@ func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func
 	for i, f := range faults {
 		switch f.Kind {
 		case sim.FaultCrash:
-			add(f.At, func() error {
+			add(f.At, "kill "+f.Host, func() error {
 				p := ps[f.Host]
 				if p == nil || p.killed {
 					return nil
@@ -505,7 +647,7 @@ func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func
 				return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 			})
 		case sim.FaultPause:
-			add(f.At, func() error {
+			add(f.At, fmt.Sprintf("pause %s for %s", f.Host, f.For), func() error {
 				p := ps[f.Host]
 				if p == nil || p.killed || p.paused {
 					return nil
@@ -514,7 +656,7 @@ func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func
 				record(ha.Event{Kind: ha.EvPause, Host: f.Host, N: int64(f.For)})
 				return signal(f.Host, syscall.SIGSTOP)
 			})
-			add(f.At+f.For, func() error {
+			add(f.At+f.For, "resume "+f.Host, func() error {
 				p := ps[f.Host]
 				if p == nil || p.killed || !p.paused {
 					return nil
@@ -535,7 +677,11 @@ func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func
 								block = append(block, o...)
 							}
 						}
-						affected[h] = FaultRules{Block: block}
+						if stall {
+							affected[h] = FaultRules{Stall: block}
+						} else {
+							affected[h] = FaultRules{Block: block}
+						}
 					}
 				}
 			case sim.FaultDelay:
@@ -565,13 +711,17 @@ func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func
 				}
 				return errors.Join(errs...)
 			}
-			add(f.At, func() error {
+			what := fmt.Sprintf("%s %v", f.Kind, f.Groups)
+			if f.Kind != sim.FaultPartition {
+				what = fmt.Sprintf("%s %s→%s", f.Kind, f.From, f.To)
+			}
+			add(f.At, what, func() error {
 				if f.Kind == sim.FaultPartition {
 					record(ha.Event{Kind: ha.EvPartition, Note: fmt.Sprint(f.Groups)})
 				}
 				return apply(true)
 			})
-			add(f.At+f.For, func() error {
+			add(f.At+f.For, "end of "+what, func() error {
 				if f.Kind == sim.FaultPartition {
 					record(ha.Event{Kind: ha.EvHeal, Note: fmt.Sprint(f.Groups)})
 				}
@@ -621,6 +771,7 @@ func (a *activeRules) merged() FaultRules {
 	var m FaultRules
 	for _, r := range a.rules {
 		m.Block = append(m.Block, r.Block...)
+		m.Stall = append(m.Stall, r.Stall...)
 		m.Delay = append(m.Delay, r.Delay...)
 		m.Loss = append(m.Loss, r.Loss...)
 	}

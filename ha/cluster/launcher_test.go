@@ -47,7 +47,7 @@ func TestScheduleNetworkFaults(t *testing.T) {
 		{At: 1 * time.Second, Kind: sim.FaultPartition, Groups: [][]string{{"A"}, {"B", "C"}}, For: 2 * time.Second},
 		{At: 2 * time.Second, Kind: sim.FaultDelay, From: "A", To: "B", Delay: 30 * time.Millisecond, For: 2 * time.Second},
 		{At: 5 * time.Second, Kind: sim.FaultLoss, To: "C", Loss: 0.5, For: time.Second},
-	}, ps, func(e ha.Event) { events = append(events, e) })
+	}, ps, func(e ha.Event) { events = append(events, e) }, false)
 	var ats []time.Duration
 	for _, a := range acts {
 		ats = append(ats, a.at)

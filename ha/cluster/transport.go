@@ -267,6 +267,9 @@ func (t *Transport) runPeer(p *peer) {
 					}
 				}
 			}
+			if !t.waitUnstalled(p.name, conn, fw) {
+				return
+			}
 			for conn == nil {
 				c, w, err := t.dial(p.name)
 				if err == nil {
@@ -306,6 +309,28 @@ func (t *Transport) runPeer(p *peer) {
 				t.untrack(conn)
 				conn = nil
 			}
+		}
+	}
+}
+
+// waitUnstalled holds the writer of host's queue while the fault layer
+// stalls it (what was already written is flushed first); it reports false
+// when the transport stops.
+func (t *Transport) waitUnstalled(host string, conn net.Conn, fw *frameWriter) bool {
+	flushed := false
+	for {
+		on, changed := t.faults.stalled(host)
+		if !on {
+			return true
+		}
+		if conn != nil && !flushed {
+			_ = fw.Flush() // a failure shows up on the next write
+			flushed = true
+		}
+		select {
+		case <-changed:
+		case <-t.stop:
+			return false
 		}
 	}
 }
