@@ -213,7 +213,7 @@ func (r *Route) DecodeMsgpack(d *msgpack.Decoder) error {
 	if r.Epoch, err = d.DecodeUint64(); err != nil {
 		return err
 	}
-	if r.Primary, err = d.DecodeString(); err != nil {
+	if r.Primary, err = decodeName(d, "route primary"); err != nil {
 		return err
 	}
 	if n, err = d.DecodeArrayLen(); err != nil {
@@ -224,7 +224,7 @@ func (r *Route) DecodeMsgpack(d *msgpack.Decoder) error {
 	}
 	r.Receivers = make([]string, n)
 	for i := range r.Receivers {
-		if r.Receivers[i], err = d.DecodeString(); err != nil {
+		if r.Receivers[i], err = decodeName(d, "route receiver"); err != nil {
 			return err
 		}
 	}
@@ -289,7 +289,7 @@ func (m *Message) DecodeMsgpack(d *msgpack.Decoder) error {
 		return fmt.Errorf("%w: unknown kind %d", ErrMalformed, k)
 	}
 	m.Kind = Kind(k)
-	if m.From, err = d.DecodeString(); err != nil {
+	if m.From, err = decodeName(d, "sender"); err != nil {
 		return err
 	}
 	if m.Frag, err = d.DecodeInt(); err != nil {
@@ -307,7 +307,7 @@ func (m *Message) DecodeMsgpack(d *msgpack.Decoder) error {
 	if m.Level, err = d.DecodeUint8(); err != nil {
 		return err
 	}
-	if m.Type, err = d.DecodeString(); err != nil {
+	if m.Type, err = decodeName(d, "message type"); err != nil {
 		return err
 	}
 	if n, err = d.DecodeArrayLen(); err != nil {

@@ -77,6 +77,9 @@ type Node struct {
 	// awaiting holds live output for a new downstream primary until its
 	// resume request arrived and was answered, so nothing overtakes the replay.
 	awaiting map[string][]Tuple
+	// skipped: downstream receivers declared dead → the output seq after
+	// which nothing was sent to them (see node_suspect.go)
+	skipped map[string]uint64
 
 	// scratch tuples handed to hooks by pointer without a heap allocation
 	outScratch Tuple
@@ -549,6 +552,7 @@ func (n *Node) PeerDown(host string) {
 	}
 	n.down[host] = true
 	n.Trace(Event{Kind: EvDetect, Peer: host})
+	n.noteSkipped(host)
 	n.hooks.PeerDown(host)
 	n.flush()
 }
@@ -560,6 +564,7 @@ func (n *Node) PeerUp(host string) {
 	}
 	delete(n.down, host)
 	n.Trace(Event{Kind: EvAlive, Peer: host})
+	n.resendSkipped(host)
 	n.hooks.PeerUp(host)
 	n.flush()
 }

@@ -2,8 +2,10 @@ package passivestandby
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -14,6 +16,17 @@ import (
 // ErrCorruptCheckpoint is returned (wrapped) when checkpoint bytes cannot be
 // decoded.
 var ErrCorruptCheckpoint = errors.New("corrupt checkpoint")
+
+// ErrChecksum is returned (wrapped) when a checkpoint's checksum does not
+// match its bytes: it was damaged in transit or in storage. It matches
+// ErrCorruptCheckpoint too.
+var ErrChecksum = fmt.Errorf("%w: checksum mismatch", ErrCorruptCheckpoint)
+
+// checksumLen is the length of the CRC-32C trailer of a checkpoint.
+const checksumLen = 4
+
+// castagnoli is the CRC-32C table (hardware-accelerated on amd64 and arm64).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // maxPorts bounds the input positions a checkpoint may carry.
 const maxPorts = 2
@@ -219,17 +232,39 @@ func (c *ckDecoder) checkpoint() *checkpoint {
 	return ck
 }
 
-// encodeCheckpoint returns the checkpoint's wire bytes.
+// encodeCheckpoint returns the checkpoint's wire bytes: the msgpack array
+// followed by the CRC-32C (Castagnoli) of that array, big-endian.
 func encodeCheckpoint(c *checkpoint) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := c.EncodeMsgpack(msgpack.NewEncoder(&buf)); err != nil {
 		return nil, fmt.Errorf("encode checkpoint %d: %w", c.ID, err)
 	}
-	return buf.Bytes(), nil
+	return appendChecksum(buf.Bytes()), nil
 }
 
-// decodeCheckpoint parses checkpoint bytes; trailing bytes are an error.
+// appendChecksum appends the CRC-32C trailer of body.
+func appendChecksum(body []byte) []byte {
+	return binary.BigEndian.AppendUint32(body, crc32.Checksum(body, castagnoli))
+}
+
+// decodeCheckpoint verifies the checksum of checkpoint bytes written by
+// encodeCheckpoint and parses them. A damaged or truncated checkpoint is an
+// error matching ErrCorruptCheckpoint (and ErrChecksum when the bytes do
+// not match their checksum); nothing of it is used.
 func decodeCheckpoint(b []byte) (*checkpoint, error) {
+	if len(b) < checksumLen {
+		return nil, fmt.Errorf("%w: %d bytes, shorter than the checksum", ErrCorruptCheckpoint, len(b))
+	}
+	body, sum := b[:len(b)-checksumLen], binary.BigEndian.Uint32(b[len(b)-checksumLen:])
+	if got := crc32.Checksum(body, castagnoli); got != sum {
+		return nil, fmt.Errorf("%w (%d bytes: computed %08x, stored %08x)", ErrChecksum, len(b), got, sum)
+	}
+	return decodeCheckpointBody(body)
+}
+
+// decodeCheckpointBody parses the msgpack array of a checkpoint (without
+// its checksum); trailing bytes are an error.
+func decodeCheckpointBody(b []byte) (*checkpoint, error) {
 	r := bytes.NewReader(b)
 	d := &ckDecoder{r: r, d: msgpack.NewDecoder(r)}
 	ck := d.checkpoint()
@@ -237,4 +272,22 @@ func decodeCheckpoint(b []byte) (*checkpoint, error) {
 		return nil, d.err
 	}
 	return ck, nil
+}
+
+// rollback restores the first len(undo) operators to the states in undo.
+func rollback(ops []ha.Operator, undo [][]byte) error {
+	for i, b := range undo {
+		if err := ops[i].Restore(b); err != nil {
+			return fmt.Errorf("operator %d (%s): %w", i, ops[i].Name(), err)
+		}
+	}
+	return nil
+}
+
+// keeping says which checkpoint the backup falls back to.
+func (h *hooks) keeping() string {
+	if h.held == nil {
+		return "no earlier checkpoint held"
+	}
+	return fmt.Sprintf("keeping checkpoint %d from %s", h.held.id, h.held.from)
 }

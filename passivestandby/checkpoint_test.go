@@ -52,37 +52,76 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 }
 
-// TestCheckpointCorrupt: truncated, padded or garbage bytes are errors
-// matching ErrCorruptCheckpoint, never panics.
+// TestCheckpointCorrupt: truncated, padded, bit-flipped or garbage bytes
+// are errors matching ErrCorruptCheckpoint, never panics; damage that the
+// checksum catches also matches ErrChecksum, and garbage that carries a
+// valid checksum is still rejected by the parser.
 func TestCheckpointCorrupt(t *testing.T) {
 	good, err := encodeCheckpoint(sampleCheckpoint())
 	require.NoError(t, err)
-	cases := map[string][]byte{
-		"empty":          nil,
-		"truncated":      good[:len(good)-3],
-		"trailing bytes": append(append([]byte(nil), good...), 0x01),
-		"not an array":   {0xa3, 'a', 'b', 'c'},
-		"wrong arity":    {0x92, 0x01, 0x02},
-		"too many ports": {0x98, 0x01, 0x00, 0x93, 0x01, 0x02, 0x03},
+	flipped := func(i int) []byte {
+		b := append([]byte(nil), good...)
+		b[i] ^= 0x10
+		return b
 	}
-	for name, b := range cases {
-		t.Run(name, func(t *testing.T) {
-			_, err := decodeCheckpoint(b)
+	cases := []struct {
+		name     string
+		b        []byte
+		checksum bool // the checksum catches it
+	}{
+		{"empty", nil, false},
+		{"shorter than the checksum", good[:3], false},
+		{"truncated", good[:len(good)-3], true},
+		{"trailing bytes", append(append([]byte(nil), good...), 0x01), true},
+		{"first byte flipped", flipped(0), true},
+		{"middle byte flipped", flipped(len(good) / 2), true},
+		{"checksum flipped", flipped(len(good) - 1), true},
+		{"not an array, valid checksum", appendChecksum([]byte{0xa3, 'a', 'b', 'c'}), false},
+		{"wrong arity, valid checksum", appendChecksum([]byte{0x92, 0x01, 0x02}), false},
+		{"too many ports, valid checksum", appendChecksum([]byte{0x98, 0x01, 0x00, 0x93, 0x01, 0x02, 0x03}), false},
+		{"truncated body, valid checksum", appendChecksum(append([]byte(nil), good[:len(good)-checksumLen-2]...)), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decodeCheckpoint(tc.b)
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, ErrCorruptCheckpoint), "%v", err)
+			assert.ErrorIs(t, err, ErrCorruptCheckpoint)
+			assert.Equal(t, tc.checksum, errors.Is(err, ErrChecksum), "%v", err)
 		})
 	}
 }
 
+// TestCheckpointChecksumEveryByte: flipping any single bit of an encoded
+// checkpoint is detected (CRC-32C catches every 1-bit error).
+func TestCheckpointChecksumEveryByte(t *testing.T) {
+	good, err := encodeCheckpoint(sampleCheckpoint())
+	require.NoError(t, err)
+	for i := range good {
+		for bit := range 8 {
+			b := append([]byte(nil), good...)
+			b[i] ^= 1 << bit
+			_, err := decodeCheckpoint(b)
+			require.ErrorIs(t, err, ErrChecksum, "byte %d bit %d", i, bit)
+		}
+	}
+}
+
 // FuzzDecodeCheckpoint: arbitrary bytes never panic (nor allocate what
-// they merely announce), and whatever decodes re-encodes stably.
+// they merely announce), and whatever decodes re-encodes stably. Each
+// input is tried as it is (almost always a checksum mismatch) and with a
+// valid checksum appended, so the fuzzer reaches the parser behind it.
 func FuzzDecodeCheckpoint(f *testing.F) {
 	good, _ := encodeCheckpoint(sampleCheckpoint())
 	f.Add(good)
+	f.Add(good[:len(good)-checksumLen])
 	f.Add([]byte{0x98})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ck, err := decodeCheckpoint(b)
+		if _, err := decodeCheckpoint(b); err != nil {
+			require.ErrorIs(t, err, ErrCorruptCheckpoint)
+		}
+		ck, err := decodeCheckpoint(appendChecksum(append([]byte(nil), b...)))
 		if err != nil {
+			require.ErrorIs(t, err, ErrCorruptCheckpoint)
 			return
 		}
 		again, err := encodeCheckpoint(ck)

@@ -200,8 +200,12 @@ func (h *hooks) Message(m *ha.Message) bool {
 	case typeNeedFull:
 		h.onNeedFull(m)
 	case typeBackup:
-		if m.From == h.n.Route(h.n.Frag()).Primary {
-			h.backupOf[m.From] = string(m.Body)
+		b := string(m.Body)
+		if m.From == h.n.Route(h.n.Frag()).Primary &&
+			(b == "" || slices.Contains(h.n.Topology().Frags[h.n.Frag()].Hosts, b)) {
+			// A name that is no host of the fragment (damaged in transit)
+			// is ignored: believing it would stop every host from taking over.
+			h.backupOf[m.From] = b
 		}
 	case typeOrder:
 		h.onOrder(m)
@@ -541,7 +545,15 @@ func (h *hooks) onNeedFull(m *ha.Message) {
 		return
 	}
 	if h.inflight != nil && h.inflight.id == m.Seq {
+		wasFull := h.inflight.full
 		h.inflight = nil
+		if wasFull {
+			// A full checkpoint was rejected (damaged on the way, say):
+			// the next one goes at the next tick, not at once, so a link
+			// that keeps damaging them cannot start a checkpoint storm.
+			h.forceFull = true
+			return
+		}
 	}
 	h.checkpoint(true)
 }
@@ -574,7 +586,8 @@ func (h *hooks) onCheckpoint(m *ha.Message) {
 	n.Work(0, len(m.Body)) // deserialisation
 	ck, err := decodeCheckpoint(m.Body)
 	if err != nil {
-		h.reject(m, fmt.Sprintf("checkpoint %d from %s unusable: %v", m.Seq, m.From, err))
+		// Nothing was applied: the previous good checkpoint (if any) stays.
+		h.reject(m, fmt.Sprintf("checkpoint %d from %s unusable: %v; %s", m.Seq, m.From, err, h.keeping()))
 		return
 	}
 	if len(ck.Ops) != len(n.Ops()) || len(ck.In) != n.Inputs() {
@@ -587,9 +600,18 @@ func (h *hooks) onCheckpoint(m *ha.Message) {
 		h.reject(m, fmt.Sprintf("incremental checkpoint %d from %s needs checkpoint %d", ck.ID, m.From, ck.Base))
 		return
 	}
+	// undo holds each operator's state before this checkpoint, so a
+	// checkpoint that fails half-way can be rolled back to the previous one.
+	undo := make([][]byte, 0, len(n.Ops()))
 	for i, op := range n.Ops() {
 		st := ck.Ops[i]
-		var err error
+		before, err := op.Snapshot()
+		if err != nil {
+			h.held = nil
+			h.reject(m, fmt.Sprintf("checkpoint %d from %s: snapshot operator %d before applying it: %v", ck.ID, m.From, i, err))
+			return
+		}
+		undo = append(undo, before)
 		if st.Kind == stateDelta {
 			inc, ok := op.(ha.Incremental)
 			if !ok {
@@ -601,10 +623,15 @@ func (h *hooks) onCheckpoint(m *ha.Message) {
 			err = op.Restore(st.Data)
 		}
 		if err != nil {
-			// The operators may now be half-updated: only a full
-			// checkpoint can make this host a usable backup again.
-			h.held = nil
-			h.reject(m, fmt.Sprintf("restore checkpoint %d from %s, operator %d: %v", ck.ID, m.From, i, err))
+			why := fmt.Sprintf("restore checkpoint %d from %s, operator %d: %v", ck.ID, m.From, i, err)
+			if rerr := rollback(n.Ops(), undo); rerr != nil {
+				// The operators are half-updated: only a full checkpoint
+				// can make this host a usable backup again.
+				h.held = nil
+				h.reject(m, fmt.Sprintf("%s; rollback failed (%v): no usable checkpoint", why, rerr))
+				return
+			}
+			h.reject(m, why+"; rolled back, "+h.keeping())
 			return
 		}
 	}

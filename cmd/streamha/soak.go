@@ -1,0 +1,395 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/strategies"
+)
+
+func init() { extraCommands = append(extraCommands, newSoakCmd) }
+
+type soakFlags struct {
+	runs        uint64
+	seed        uint64
+	start       uint64
+	strategy    string
+	workers     int
+	out         string
+	noShrink    bool
+	maxFailures int
+	json        bool
+	noProgress  bool
+}
+
+func newSoakCmd() *cobra.Command {
+	var f soakFlags
+	c := &cobra.Command{
+		Use:   "soak",
+		Short: "Run thousands of short simulated experiments with random fault schedules and check invariants",
+		Long: "soak draws, for each strategy, --runs short experiments (3-5 s of simulated time, every query class)\n" +
+			"with random fault schedules (crashes, crashes during a recovery, back-to-back failures, pauses,\n" +
+			"partitions, delays, losses, corruptions) and checks invariants after each run: no panic, a bounded\n" +
+			"number of simulator events (no livelock), lost inputs bounded by the inputs, bounded output queues,\n" +
+			"and precise recovery for the precise strategies when the faults stay within their fault model\n" +
+			"(docs/reliability.md). A failing case is shrunk and written as a minimal experiment file into --out.\n" +
+			"Run i of a strategy is a pure function of (--seed, strategy, i): shard with --seed or --start.",
+		Example: "  streamha soak --runs 1000\n  streamha soak --runs 10000 --strategy passive-standby --workers 2\n" +
+			"  streamha soak --seed 7 --start 20000 --runs 10000   # one shard of a larger soak",
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSoak(cmd, f) },
+	}
+	fl := c.Flags()
+	fl.Uint64Var(&f.runs, "runs", 100, "runs per strategy")
+	fl.Uint64Var(&f.seed, "seed", 1, "soak seed (every run derives its experiment from it)")
+	fl.Uint64Var(&f.start, "start", 0, "index of the first run (shard a soak: --start k*N --runs N)")
+	fl.StringVar(&f.strategy, "strategy", strings.Join(sim.SoakStrategies, ","), "comma-separated strategies")
+	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "parallel runs")
+	fl.StringVar(&f.out, "out", "soak-failures", "directory for the minimal experiment file of each failure")
+	fl.BoolVar(&f.noShrink, "no-shrink", false, "write failing cases as drawn, without shrinking them")
+	fl.IntVar(&f.maxFailures, "max-failures", 20, "stop after this many failing runs (0 = never)")
+	fl.BoolVar(&f.json, "json", false, "print the summary as JSON")
+	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is shown only on a terminal anyway)")
+	return c
+}
+
+// soakJob is one run to check.
+type soakJob struct {
+	strategy string
+	run      uint64
+}
+
+// soakOutcome is a checked run, shrunk if it failed.
+type soakOutcome struct {
+	job    soakJob
+	res    *sim.SoakResult
+	err    error
+	min    *sim.SoakCase
+	minRes *sim.SoakResult
+	shrink int
+	file   string // the minimal experiment written for a failure
+}
+
+// soakStats summarises one strategy.
+type soakStats struct {
+	Strategy       string         `json:"strategy"`
+	Runs           int            `json:"runs"`
+	InModel        int            `json:"in_model"`
+	PreciseChecked int            `json:"precise_checked"`
+	Faults         map[string]int `json:"faults"`
+	Queries        map[string]int `json:"queries"`
+	Recoveries     map[string]int `json:"recoveries"`
+	Failures       int            `json:"failures"`
+	Violations     map[string]int `json:"violations"`
+	MaxEventRatio  float64        `json:"max_event_ratio"`
+	Files          []string       `json:"files,omitempty"`
+}
+
+type soakSummary struct {
+	Seed     uint64       `json:"seed"`
+	Start    uint64       `json:"start"`
+	Runs     uint64       `json:"runs_per_strategy"`
+	Workers  int          `json:"workers"`
+	WallSecs float64      `json:"wall_seconds"`
+	Stopped  bool         `json:"stopped_early,omitempty"`
+	Total    int          `json:"runs_total"`
+	Strats   []*soakStats `json:"strategies"`
+}
+
+func runSoak(cmd *cobra.Command, f soakFlags) error {
+	out := cmd.OutOrStdout()
+	if f.runs == 0 {
+		return usage("--runs must be at least 1")
+	}
+	if f.workers < 1 {
+		return usage("--workers must be at least 1, got %d", f.workers)
+	}
+	if f.maxFailures < 0 {
+		return usage("--max-failures must not be negative, got %d", f.maxFailures)
+	}
+	var names []string
+	for _, s := range strings.Split(f.strategy, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if _, err := strategies.Lookup(s); err != nil {
+			return err
+		}
+		if !slices.Contains(names, s) {
+			names = append(names, s)
+		}
+	}
+	if len(names) == 0 {
+		return usage("--strategy: no strategy named")
+	}
+	total := int(f.runs) * len(names)
+	jobs := make(chan soakJob)
+	results := make(chan soakOutcome)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range f.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				results <- checkSoakJob(f, j)
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for i := range f.runs {
+			for _, s := range names {
+				select {
+				case jobs <- soakJob{strategy: s, run: f.start + i}:
+				case <-stop:
+					return
+				}
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+
+	began := time.Now()
+	bar := newSoakProgress(cmd.ErrOrStderr(), total, f.noProgress)
+	var outcomes []soakOutcome
+	failures := 0
+	stopped := false
+	var writeErr error
+	for o := range results {
+		if o.err == nil && o.res.Failed() {
+			// Written at once, so a long soak shows its failures as it goes.
+			if file, err := writeSoakFailure(f.out, o); err != nil {
+				writeErr = err // keep draining the workers
+			} else {
+				o.file = file
+				bar.note(fmt.Sprintf("%s: %s broke %s", file, o.res.Case.ID(), o.res.Violations[0].Invariant))
+			}
+		}
+		outcomes = append(outcomes, o)
+		if o.err != nil || o.res.Failed() {
+			failures++
+			if f.maxFailures > 0 && failures >= f.maxFailures && !stopped {
+				stopped = true
+				close(stop)
+			}
+		}
+		bar.set(len(outcomes))
+	}
+	bar.finish()
+	wall := time.Since(began)
+	if writeErr != nil {
+		return fmt.Errorf("soak: write a failing case: %w", writeErr)
+	}
+	// Report in a fixed order whatever the workers' timing.
+	slices.SortFunc(outcomes, func(a, b soakOutcome) int {
+		if c := slices.Index(names, a.job.strategy) - slices.Index(names, b.job.strategy); c != 0 {
+			return c
+		}
+		return int(a.job.run) - int(b.job.run)
+	})
+	sum := soakSummary{Seed: f.seed, Start: f.start, Runs: f.runs, Workers: f.workers,
+		WallSecs: wall.Seconds(), Stopped: stopped, Total: len(outcomes)}
+	byName := map[string]*soakStats{}
+	for _, n := range names {
+		st := &soakStats{Strategy: n, Faults: map[string]int{}, Queries: map[string]int{},
+			Recoveries: map[string]int{}, Violations: map[string]int{}}
+		byName[n] = st
+		sum.Strats = append(sum.Strats, st)
+	}
+	var firstErr error
+	for _, o := range outcomes {
+		st := byName[o.job.strategy]
+		st.Runs++
+		if o.err != nil {
+			st.Failures++
+			st.Violations["generate"]++
+			firstErr = o.err
+			continue
+		}
+		r := o.res
+		for _, fl := range r.Case.Experiment.Faults {
+			st.Faults[faultKind(fl)]++
+		}
+		st.Queries[r.Case.Query]++
+		if r.InModel {
+			st.InModel++
+		}
+		if r.PreciseChecked {
+			st.PreciseChecked++
+		}
+		if r.Recovery.Type != "" {
+			st.Recoveries[r.Recovery.Type]++
+		}
+		if r.RefEvents > 0 {
+			st.MaxEventRatio = max(st.MaxEventRatio, float64(r.Events)/float64(r.RefEvents))
+		}
+		if !r.Failed() {
+			continue
+		}
+		st.Failures++
+		for _, v := range r.Violations {
+			st.Violations[v.Invariant]++
+		}
+		st.Files = append(st.Files, o.file)
+	}
+	if f.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		printSoakSummary(out, sum)
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	if failures > 0 {
+		return fmt.Errorf("soak: %d of %d runs broke an invariant (minimal experiments in %s)", failures, len(outcomes), f.out)
+	}
+	return nil
+}
+
+// checkSoakJob generates, checks and (when it fails) shrinks one run.
+func checkSoakJob(f soakFlags, j soakJob) soakOutcome {
+	o := soakOutcome{job: j}
+	c, err := sim.GenerateSoakCase(f.seed, j.strategy, j.run)
+	if err != nil {
+		o.err = fmt.Errorf("soak run %s/%d/%d: %w", j.strategy, f.seed, j.run, err)
+		return o
+	}
+	o.res = sim.CheckSoakCase(c)
+	o.min, o.minRes = c, o.res
+	if o.res.Failed() && !f.noShrink {
+		o.min, o.minRes, o.shrink = sim.ShrinkSoakCase(c, o.res.Violations[0].Invariant, 0)
+	}
+	return o
+}
+
+func writeSoakFailure(dir string, o soakOutcome) (string, error) {
+	b, err := sim.ReproYAML(o.min, o.minRes)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	name := filepath.Join(dir, fmt.Sprintf("%s-%d-%d.yaml", o.job.strategy, o.res.Case.Seed, o.job.run))
+	return name, os.WriteFile(name, b, 0o644)
+}
+
+func faultKind(f sim.FaultConfig) string {
+	switch {
+	case f.Crash != "":
+		return "crash"
+	case f.Pause != "":
+		return "pause"
+	case f.Partition != nil:
+		return "partition"
+	case f.Delay != nil:
+		return "delay"
+	case f.Loss != nil:
+		return "loss"
+	case f.Corrupt != nil:
+		return "corrupt"
+	}
+	return "?"
+}
+
+func printSoakSummary(w io.Writer, s soakSummary) {
+	fmt.Fprintf(w, "soak: seed %d, runs %d..%d per strategy, %d runs in %.1fs with %d workers\n",
+		s.Seed, s.Start, s.Start+s.Runs-1, s.Total, s.WallSecs, s.Workers)
+	if s.Stopped {
+		fmt.Fprintln(w, "stopped early: --max-failures reached")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "strategy\truns\tin model\tprecise checked\tfaults\trecoveries\tmax events×\tfailures")
+	for _, st := range s.Strats {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%.1f\t%d\n", st.Strategy, st.Runs, st.InModel, st.PreciseChecked,
+			countList(st.Faults), countList(st.Recoveries), st.MaxEventRatio, st.Failures)
+	}
+	_ = tw.Flush()
+	for _, st := range s.Strats {
+		if st.Failures == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s: %d failing runs (%s)\n", st.Strategy, st.Failures, countList(st.Violations))
+		for _, f := range st.Files {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
+	}
+}
+
+// countList formats counts as "a 3, b 1", sorted by name.
+func countList(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// soakProgress is a progress bar on a terminal, silent otherwise; notes
+// (failures) go to the same writer either way.
+type soakProgress struct {
+	w   io.Writer
+	bar *progressbar.ProgressBar
+}
+
+func newSoakProgress(w io.Writer, total int, off bool) *soakProgress {
+	f, ok := w.(*os.File)
+	if off || !ok || !term.IsTerminal(int(f.Fd())) {
+		return &soakProgress{w: w}
+	}
+	return &soakProgress{w: w, bar: progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(f),
+		progressbar.OptionSetDescription("soak"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+func (p *soakProgress) set(done int) {
+	if p.bar != nil {
+		_ = p.bar.Set(done)
+	}
+}
+
+func (p *soakProgress) note(s string) {
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
+	fmt.Fprintln(p.w, "soak failure:", s)
+}
+
+func (p *soakProgress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

@@ -1,0 +1,34 @@
+package ha
+
+import (
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// MaxNameLen bounds the length in bytes of the strings a message carries
+// (host names, strategy message types).
+const MaxNameLen = 1024
+
+// decodeName reads a msgpack string (or nil) of at most MaxNameLen bytes.
+// The decoder's own DecodeString allocates up to 1 MiB for whatever length
+// a prefix announces before it finds the bytes missing, so a corrupt
+// 30-byte frame used to cost megabytes (found by FuzzDecodeMessage, whose
+// worker ran out of memory); here a long or lying prefix is an error.
+func decodeName(d *msgpack.Decoder, what string) (string, error) {
+	n, err := d.DecodeBytesLen()
+	if err != nil {
+		return "", err
+	}
+	if n <= 0 {
+		return "", nil
+	}
+	if n > MaxNameLen {
+		return "", fmt.Errorf("%w: %s of %d bytes (max %d)", ErrMalformed, what, n, MaxNameLen)
+	}
+	b := make([]byte, n)
+	if err := d.ReadFull(b); err != nil {
+		return "", err
+	}
+	return string(b), nil
+}

@@ -1,0 +1,418 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/strategies"
+)
+
+// The randomized fault soak: GenerateSoakCase draws a short experiment with
+// a random fault schedule for one strategy, CheckSoakCase runs it and checks
+// the invariants (soak_check.go), ShrinkSoakCase reduces a failing one to a
+// minimal experiment (soak_shrink.go). Everything is a pure function of
+// (soak seed, strategy, run index): a failure is reproduced from its
+// experiment file alone.
+
+// Soak tuning, shared by generation and the fault-model check.
+const (
+	// SoakRecoveryWindow is how long after a host failure (a crash, or the
+	// end of a pause) a fragment needs before it can take the next one
+	// within the fault model: detection (timeout + heartbeat phase ≤
+	// 250 ms), the takeover, the replay and a full checkpoint or state
+	// transfer to the new backup, with margin.
+	SoakRecoveryWindow = 1500 * time.Millisecond
+	// soakFirstFault is the earliest fault: the first checkpoints and
+	// acknowledgements are in place by then.
+	soakFirstFault = 500 * time.Millisecond
+	// soakDrain is the drain of every soak run: enough for any in-model
+	// recovery (replay and catch-up) to deliver everything.
+	soakDrain = 2 * time.Second
+)
+
+// soakQuery is one query of the soak, per operator class.
+type soakQuery struct {
+	name    string
+	streams int
+	nodes   string // YAML flow list of nodes
+}
+
+// soakQueries cover every operator class: repeatable (filter, map),
+// convergent-capable (tumbling window), deterministic (running sum), the
+// two-input join, and arbitrary (union).
+var soakQueries = []soakQuery{
+	{"repeatable", 1, "[{name: A, ops: [{filter: {value_gt: 0.1}}, {map: {scale: 2}}]}, {name: B, ops: [{map: {scale: 1}}]}]"},
+	{"convergent", 1, "[{name: A, ops: [{filter: {value_gt: 0.1}}]}, {name: B, ops: [{tumbling: {size: 500ms, agg: sum}}]}, {name: C, ops: [{map: {scale: 1}}]}]"},
+	{"deterministic", 1, "[{name: A, ops: [{map: {scale: 2}}]}, {name: B, ops: [{running_sum: {}}]}]"},
+	{"join", 2, "[{name: J, ops: [{join: {window: 300ms}}]}, {name: W, ops: [{tumbling: {size: 500ms, agg: count}}]}]"},
+	{"arbitrary", 2, "[{name: A, ops: [{union: {}}, {running_sum: {}}]}, {name: B, ops: [{map: {scale: 1}}]}]"},
+}
+
+// SoakQueries names the soak's queries.
+func SoakQueries() []string {
+	out := make([]string, len(soakQueries))
+	for i, q := range soakQueries {
+		out[i] = q.name
+	}
+	return out
+}
+
+// SoakStrategies are the strategies the soak exercises by default.
+var SoakStrategies = []string{"amnesia", "passive-standby", "active-standby", "upstream-backup"}
+
+// SoakCase is one randomized soak run: an experiment with one strategy
+// and a random fault schedule.
+type SoakCase struct {
+	// Strategy is the strategy under test (its parameters are in Experiment).
+	Strategy string
+	// Seed and Run identify the case: GenerateSoakCase(Seed, Strategy, Run).
+	Seed uint64
+	Run  uint64
+	// Query is the name of the soak query.
+	Query string
+	// Experiment is the complete experiment, faults included.
+	Experiment *Experiment
+}
+
+// ID names the case ("passive-standby/7/1234": strategy, soak seed, run).
+func (c *SoakCase) ID() string { return fmt.Sprintf("%s/%d/%d", c.Strategy, c.Seed, c.Run) }
+
+// soakParams draws the strategy parameters of a case.
+func soakParams(r *rand.Rand, strategy string) map[string]any {
+	p := map[string]any{}
+	switch strategy {
+	case "passive-standby":
+		p["checkpoint_interval"] = pick(r, "100ms", "200ms", "300ms")
+		if r.IntN(2) == 0 {
+			p["mode"] = "incremental"
+			p["full_every"] = 1 + r.IntN(5)
+		}
+		p["async"] = r.IntN(2) == 0
+		p["log_nondeterminism"] = r.IntN(2) == 0
+	case "active-standby":
+		p["ship_decisions"] = r.IntN(2) == 0
+		p["ack_interval"] = pick(r, "10ms", "20ms", "50ms")
+	case "upstream-backup":
+		p["dedup"] = r.IntN(3) != 0
+		p["ack_interval"] = pick(r, "50ms", "100ms")
+		switch r.IntN(4) {
+		case 0:
+			p["max_tuples"] = 50 + r.IntN(400)
+		case 1:
+			p["max_age"] = pick(r, "300ms", "1s")
+		}
+	}
+	return p
+}
+
+func pick[T any](r *rand.Rand, vs ...T) T { return vs[r.IntN(len(vs))] }
+
+// ms returns a Duration of a whole number of milliseconds.
+func ms(v int) Duration { return Duration(time.Duration(v) * time.Millisecond) }
+
+// GenerateSoakCase draws case run of the soak with seed for strategy: a
+// query, source, network jitter, strategy parameters and 1–4 faults
+// (crashes, crashes during a recovery, pauses, partitions, delays, losses
+// and corruptions). Hosts are chosen among the hosts the strategy has.
+func GenerateSoakCase(seed uint64, strategy string, run uint64) (*SoakCase, error) {
+	info, err := strategies.Lookup(strategy)
+	if err != nil {
+		return nil, err
+	}
+	r := Seeded(seed, "soak", strategy, strconv.FormatUint(run, 10))
+	q := soakQueries[r.IntN(len(soakQueries))]
+	var nodes []NodeConfig
+	if err := yaml.Unmarshal([]byte(q.nodes), &nodes); err != nil {
+		return nil, fmt.Errorf("soak query %s: %w", q.name, err)
+	}
+	params := soakParams(r, strategy)
+	p, err := info.Parse(params)
+	if err != nil {
+		return nil, err
+	}
+	st, err := info.New(p)
+	if err != nil {
+		return nil, fmt.Errorf("strategy %s: %w", strategy, err)
+	}
+	spares := 2
+	e := &Experiment{
+		Name:     fmt.Sprintf("soak-%s-%d-%d", strategy, seed, run),
+		Seed:     r.Uint64N(1 << 31),
+		Duration: ms(3000 + 500*r.IntN(5)),
+		Drain:    Duration(soakDrain),
+		Source: SourceConfig{Rate: float64(200 + 100*r.IntN(9)), Keys: 4 << r.IntN(4), Streams: q.streams,
+			Value: ValueConfig{Dist: "uniform", Max: 1}},
+		Nodes:    nodes,
+		Strategy: StrategyConfig{Name: strategy, Params: params},
+		Spares:   &spares,
+		Network:  NetworkConfig{Latency: ms(1), Jitter: Duration(time.Duration(r.IntN(5)) * 100 * time.Microsecond), Bandwidth: 1e9},
+		Detector: DetectorConfig{Heartbeat: ms(50), Timeout: ms(200)},
+	}
+	if r.IntN(4) == 0 {
+		e.Source.Arrival = "poisson"
+	}
+	e.Faults = soakFaults(r, e, max(1, st.Replicas()))
+	// Round-trip through YAML: the case is exactly what its file says.
+	e, err = reparse(e)
+	if err != nil {
+		return nil, fmt.Errorf("soak case %s/%d/%d: %w", strategy, seed, run, err)
+	}
+	return &SoakCase{Strategy: strategy, Seed: seed, Run: run, Query: q.name, Experiment: e}, nil
+}
+
+// reparse writes e as YAML and parses it back (validating it).
+func reparse(e *Experiment) (*Experiment, error) {
+	b, err := yaml.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(b, e.Name)
+}
+
+// soakFaults draws the fault schedule.
+func soakFaults(r *rand.Rand, e *Experiment, replicas int) []FaultConfig {
+	var frags [][]string
+	for i := range e.Nodes {
+		frags = append(frags, e.fragHosts(i, replicas))
+	}
+	ends := []string{"src", "sink"}
+	if e.Source.Streams == 2 {
+		ends = append(ends, "src2")
+	}
+	all := slices.Concat(append(frags, ends)...)
+	last := int(e.Duration.D()/time.Millisecond) - 300
+	first := int(soakFirstFault / time.Millisecond)
+	at := func() Duration { return ms(first + 10*r.IntN((last-first)/10)) }
+	fragHost := func(hs []string) string {
+		if r.IntN(10) < 6 {
+			return hs[0] // the initial primary
+		}
+		return hs[1+r.IntN(len(hs)-1)]
+	}
+	link := func() (string, string) {
+		from, to := "", ""
+		if r.IntN(3) != 0 {
+			from = all[r.IntN(len(all))]
+		}
+		if r.IntN(3) != 0 {
+			to = all[r.IntN(len(all))]
+		}
+		return from, to
+	}
+	n := 1 + r.IntN(4)
+	if r.IntN(2) == 0 {
+		return modelFaults(r, e, frags, n, at, fragHost, link)
+	}
+	var out []FaultConfig
+	var lastCrash *FaultConfig
+	for len(out) < n {
+		fi := r.IntN(len(frags))
+		f := FaultConfig{At: at()}
+		switch k := r.IntN(100); {
+		case k < 18: // crash
+			f.Crash = fragHost(frags[fi])
+		case k < 30 && lastCrash != nil: // a crash during the recovery from the previous one
+			f.At = lastCrash.At + ms(150+10*r.IntN(60))
+			base, _, _ := strings.Cut(lastCrash.Crash, ".")
+			hs := frags[slices.IndexFunc(e.Nodes, func(n NodeConfig) bool { return n.Name == base })]
+			if r.IntN(3) == 0 {
+				hs = frags[fi] // another fragment
+			}
+			f.Crash = hs[r.IntN(len(hs))]
+		case k < 36: // back-to-back crashes of one fragment's hosts
+			f.Crash = frags[fi][0]
+			out = append(out, f)
+			f = FaultConfig{At: f.At + ms(10*r.IntN(30)), Crash: frags[fi][1]}
+		case k < 54: // pause, shorter or longer than the detector timeout
+			f.Pause, f.For = fragHost(frags[fi]), ms(50+10*r.IntN(120))
+		case k < 64: // partition of a fragment host from a neighbour
+			h := fragHost(frags[fi])
+			var other string
+			switch r.IntN(4) {
+			case 0:
+				other = frags[fi][(slices.Index(frags[fi], h)+1)%len(frags[fi])] // its backup or next in line
+			case 1:
+				other = ends[r.IntN(len(ends))]
+			default:
+				other = all[r.IntN(len(all))]
+			}
+			if other == h {
+				continue
+			}
+			f.Partition, f.For = [][]string{{h}, {other}}, ms(100+10*r.IntN(90))
+		case k < 80:
+			from, to := link()
+			f.Delay, f.For = &LinkFault{From: from, To: to, Extra: ms(1 + r.IntN(200))}, ms(200+10*r.IntN(130))
+		case k < 92:
+			from, to := link()
+			f.Loss, f.For = &LinkFault{From: from, To: to, P: float64(1+r.IntN(10)) / 20}, ms(100+10*r.IntN(70))
+		default:
+			h := fragHost(frags[fi])
+			f.Corrupt, f.For = &LinkFault{From: h, P: float64(1+r.IntN(4)) / 4}, ms(200+10*r.IntN(80))
+		}
+		if f.Crash != "" {
+			c := f
+			lastCrash = &c
+		}
+		out = append(out, f)
+	}
+	end := e.Duration + e.Drain
+	out = slices.DeleteFunc(out, func(f FaultConfig) bool { return f.At > end })
+	slices.SortStableFunc(out, func(a, b FaultConfig) int { return int(a.At - b.At) })
+	return out
+}
+
+// modelFaults draws n faults that tend to stay within the fault model
+// (half of the cases, so that the precise invariant is exercised often):
+// crashes, pauses and delays only, each fragment's failures
+// SoakRecoveryWindow apart. Different fragments may fail together.
+func modelFaults(r *rand.Rand, e *Experiment, frags [][]string, n int, at func() Duration,
+	fragHost func([]string) string, link func() (string, string)) []FaultConfig {
+	var out []FaultConfig
+	busy := make([][][2]Duration, len(frags)) // per fragment: failure intervals
+	for tries := 0; len(out) < n && tries < 4*n; tries++ {
+		fi := r.IntN(len(frags))
+		f := FaultConfig{At: at()}
+		switch k := r.IntN(100); {
+		case k < 45:
+			f.Crash = fragHost(frags[fi])
+		case k < 75:
+			f.Pause, f.For = fragHost(frags[fi]), ms(50+10*r.IntN(100))
+		default:
+			from, to := link()
+			f.Delay, f.For = &LinkFault{From: from, To: to, Extra: ms(1 + r.IntN(200))}, ms(200+10*r.IntN(130))
+			out = append(out, f)
+			continue
+		}
+		w := Duration(SoakRecoveryWindow)
+		if slices.ContainsFunc(busy[fi], func(iv [2]Duration) bool { return f.At < iv[1]+w && iv[0] < f.At+f.For+w }) {
+			continue
+		}
+		busy[fi] = append(busy[fi], [2]Duration{f.At, f.At + f.For})
+		out = append(out, f)
+	}
+	slices.SortStableFunc(out, func(a, b FaultConfig) int { return int(a.At - b.At) })
+	return out
+}
+
+// soakFailure is a host failure for the fault model: a crash (end = at) or
+// a pause (end = at + for).
+type soakFailure struct {
+	at, end time.Duration
+	host    string
+	crash   bool
+}
+
+// PreciseExpected reports whether the case's strategy, with its
+// parameters, promises precise recovery on the case's query
+// (DESIGN §2): passive standby and active standby on deterministic
+// queries (or with the non-deterministic choices logged or shipped),
+// upstream backup with dedup and unbounded retention on deterministic
+// queries. why explains a false answer.
+func (c *SoakCase) PreciseExpected() (ok bool, why string) {
+	e := c.Experiment
+	p := e.ParamsFor(c.Strategy)
+	arbitrary := e.QueryClass() == ha.Arbitrary
+	on := func(k string) bool { v, _ := p[k].(bool); return v }
+	switch c.Strategy {
+	case "passive-standby":
+		if arbitrary && !on("log_nondeterminism") {
+			return false, "union without log_nondeterminism: divergent by design"
+		}
+	case "active-standby":
+		if arbitrary && !on("ship_decisions") {
+			return false, "union without ship_decisions: divergent by design"
+		}
+	case "upstream-backup":
+		switch {
+		case !on("dedup"):
+			return false, "without dedup: repeating by design"
+		case p["max_tuples"] != nil || p["max_age"] != nil:
+			return false, "bounded retention: convergent or gap by design"
+		case arbitrary:
+			return false, "union: divergent by design"
+		}
+	default:
+		return false, c.Strategy + " does not promise precise recovery"
+	}
+	return true, ""
+}
+
+// InFaultModel reports whether the case's faults stay within the fault
+// model under which the precise strategies promise precise recovery, and
+// if not, why. The model (docs/reliability.md):
+//   - hosts fail by crashing or pausing (a long pause is a false
+//     suspicion: the host is fenced when it comes back);
+//   - links are reliable and FIFO: extra delay is allowed, but no loss,
+//     no partition between live hosts and no corruption;
+//   - per fragment, a failure comes at least SoakRecoveryWindow after the
+//     previous one ended (no crash during a recovery), and at least one
+//     host of the fragment survives;
+//   - adjacent fragments do not fail within SoakRecoveryWindow of each
+//     other (found by the soak: every strategy loses output then);
+//   - for upstream backup, which keeps each fragment's backup on its
+//     upstream neighbour, adjacent fragments do not both fail in one run:
+//     the restarted upstream can replay only what it produced since its
+//     restart, so state built from older input (a running sum) is lost.
+func (c *SoakCase) InFaultModel() (ok bool, why string) {
+	e := c.Experiment
+	perFrag := map[string][]soakFailure{}
+	for _, f := range e.Faults {
+		switch {
+		case f.Loss != nil:
+			return false, "message loss between live hosts"
+		case f.Partition != nil:
+			return false, "a network partition"
+		case f.Corrupt != nil:
+			return false, "corrupted messages"
+		case f.Crash != "":
+			base, _, _ := strings.Cut(f.Crash, ".")
+			perFrag[base] = append(perFrag[base], soakFailure{f.At.D(), f.At.D(), f.Crash, true})
+		case f.Pause != "":
+			base, _, _ := strings.Cut(f.Pause, ".")
+			perFrag[base] = append(perFrag[base], soakFailure{f.At.D(), f.At.D() + f.For.D(), f.Pause, false})
+		}
+	}
+	replicas := 1
+	if st, err := strategies.Build(c.Strategy, e.ParamsFor(c.Strategy)); err == nil {
+		replicas = max(1, st.Replicas())
+	}
+	for i, n := range e.Nodes {
+		fs := perFrag[n.Name]
+		slices.SortStableFunc(fs, func(a, b soakFailure) int { return int(a.at - b.at) })
+		crashed := map[string]bool{}
+		for j, f := range fs {
+			if f.crash {
+				crashed[f.host] = true
+			}
+			if j > 0 && f.at < fs[j-1].end+SoakRecoveryWindow {
+				return false, fmt.Sprintf("%s fails at %s, within %s of the failure of %s at %s (a failure during a recovery)",
+					f.host, f.at, SoakRecoveryWindow, fs[j-1].host, fs[j-1].at)
+			}
+		}
+		if len(crashed) >= len(e.fragHosts(i, replicas)) {
+			return false, fmt.Sprintf("every host of %s crashes", n.Name)
+		}
+		if i+1 < len(e.Nodes) {
+			for _, a := range fs {
+				for _, b := range perFrag[e.Nodes[i+1].Name] {
+					switch {
+					case c.Strategy == "upstream-backup":
+						return false, fmt.Sprintf("adjacent fragments both fail (%s at %s, %s at %s): the upstream backup of %s is lost",
+							a.host, a.at, b.host, b.at, e.Nodes[i+1].Name)
+					case a.at < b.end+SoakRecoveryWindow && b.at < a.end+SoakRecoveryWindow:
+						return false, fmt.Sprintf("adjacent fragments fail together (%s at %s, %s at %s)", a.host, a.at, b.host, b.at)
+					}
+				}
+			}
+		}
+	}
+	return true, ""
+}

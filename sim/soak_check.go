@@ -1,0 +1,240 @@
+package sim
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/strategies"
+)
+
+// Soak invariants (docs/reliability.md defines each one).
+const (
+	// InvPanic: the run (simulator, node, strategy or metrics) must not panic
+	// nor fail to start.
+	InvPanic = "no-panic"
+	// InvLivelock: the faulty run processes at most SoakEventFactor times
+	// the events of the failure-free no-HA run (plus a constant).
+	InvLivelock = "bounded-events"
+	// InvLost: lost inputs never exceed what could be lost: the source
+	// tuples emitted when each source tuple reaches one output (filter,
+	// map, windows), else the lineage of the whole failure-free output (a
+	// running sum or a join counts a source tuple in many outputs).
+	InvLost = "lost-bounded"
+	// InvQueue: output queues stay within the strategy's bound.
+	InvQueue = "queue-bounded"
+	// InvPrecise: a strategy that promises precise recovery on the query
+	// delivers exactly the failure-free output (no missing, duplicate,
+	// wrong or spurious output) when the faults stay within the model. On a
+	// union with the interleaving decisions logged (or shipped) it delivers
+	// no missing or duplicate output and loses no input; outputs may differ
+	// in value (wrong), since input the failed primary never processed is
+	// legitimately interleaved differently from the failure-free run.
+	InvPrecise = "precise"
+)
+
+// SoakEventFactor bounds the events of a faulty run relative to the
+// failure-free no-HA run of the same experiment. HA strategies send
+// acknowledgements, checkpoints and second copies (a few times the
+// baseline); a livelock (a message storm, a timer loop) exceeds any factor.
+const SoakEventFactor = 40
+
+// soakEventSlack is added to the event bound for very short runs.
+const soakEventSlack = 200_000
+
+// Violation is one broken invariant.
+type Violation struct {
+	Invariant string `json:"invariant"`
+	Detail    string `json:"detail"`
+}
+
+// SoakResult is the outcome of one soak case.
+type SoakResult struct {
+	Case *SoakCase
+	// Violations are the broken invariants (empty: the case passed).
+	Violations []Violation
+	// InModel reports whether the faults stayed within the fault model;
+	// OutOfModel says why not.
+	InModel    bool
+	OutOfModel string
+	// PreciseChecked reports whether the precise invariant applied.
+	PreciseChecked bool
+	// Recovery is the classified recovery (zero when the run failed).
+	Recovery metrics.Recovery
+	// Events and RefEvents are the simulator events of the faulty run
+	// and of the failure-free no-HA run.
+	Events, RefEvents int64
+	// Emitted is the number of source tuples (all streams).
+	Emitted int64
+	// LostBound is the largest lost-inputs figure the run may report.
+	LostBound int64
+}
+
+// Failed reports whether an invariant broke.
+func (r *SoakResult) Failed() bool { return len(r.Violations) > 0 }
+
+// Has reports whether invariant inv broke.
+func (r *SoakResult) Has(inv string) bool {
+	for _, v := range r.Violations {
+		if v.Invariant == inv {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *SoakResult) violate(inv, format string, a ...any) {
+	r.Violations = append(r.Violations, Violation{Invariant: inv, Detail: fmt.Sprintf(format, a...)})
+}
+
+// CheckSoakCase runs the case (and its failure-free no-HA reference) and
+// checks every invariant. It never panics: a panic anywhere in the run is
+// the no-panic violation.
+func CheckSoakCase(c *SoakCase) *SoakResult {
+	res := &SoakResult{Case: c}
+	res.InModel, res.OutOfModel = c.InFaultModel()
+	precise, _ := c.PreciseExpected()
+	res.PreciseChecked = precise && res.InModel
+	res.check(SoakEventFactor, soakEventSlack)
+	return res
+}
+
+// check runs the case and checks the invariants, with the event bound
+// factor × reference events + slack.
+func (res *SoakResult) check(factor, slack int64) {
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				res.violate(InvPanic, "panic: %v\n%s", p, firstFrames(debug.Stack()))
+			}
+		}()
+		if err := res.run(factor, slack); err != nil {
+			res.violate(InvPanic, "run failed: %v", err)
+		}
+	}()
+}
+
+// firstFrames keeps the start of a stack trace.
+func firstFrames(st []byte) string {
+	lines := strings.Split(string(st), "\n")
+	return strings.Join(lines[:min(len(lines), 24)], "\n")
+}
+
+func (res *SoakResult) run(factor, slack int64) error {
+	c := res.Case
+	e := c.Experiment
+	none, err := strategies.Build("none", nil)
+	if err != nil {
+		return err
+	}
+	refCfg, err := e.SimConfig(none, true)
+	if err != nil {
+		return err
+	}
+	ref, err := Run(refCfg)
+	if err != nil {
+		return fmt.Errorf("reference run: %w", err)
+	}
+	res.RefEvents = ref.Events
+	res.Emitted = inputsOfFirstFragment(ref.Trace, refCfg.Topology)
+	res.LostBound = res.Emitted
+	if c.Query != "repeatable" && c.Query != "convergent" {
+		res.LostBound = 0
+		for _, ev := range ref.Trace {
+			if ev.Kind == ha.EvDeliver && ev.Tuple != nil {
+				res.LostBound += int64(ev.Tuple.Lineage.N)
+			}
+		}
+	}
+
+	st, err := strategies.Build(c.Strategy, e.ParamsFor(c.Strategy))
+	if err != nil {
+		return err
+	}
+	cfg, err := e.SimConfig(st, false)
+	if err != nil {
+		return err
+	}
+	cfg.MaxEvents = factor*ref.Events + slack
+	out, err := Run(cfg)
+	if err != nil {
+		return fmt.Errorf("faulty run: %w", err)
+	}
+	res.Events = out.Events
+	if out.Truncated {
+		res.violate(InvLivelock, "stopped after %d events, %d× the %d of the failure-free no-HA run (plus %d): livelock or message storm",
+			out.Events, factor, ref.Events, slack)
+		return nil // the output is incomplete: the other checks would only echo this one
+	}
+	rec := metrics.RecoveryOf(ref.Trace, out.Trace)
+	res.Recovery = rec
+	if rec.LostInputs < 0 || rec.LostInputs > res.LostBound {
+		res.violate(InvLost, "%d lost inputs reported, but at most %d can be lost (the sources emitted %d tuples)",
+			rec.LostInputs, res.LostBound, res.Emitted)
+	}
+	res.checkQueues(out.Trace, cfg.Topology)
+	if res.PreciseChecked {
+		arbitrary := c.Experiment.QueryClass() == ha.Arbitrary
+		if (!arbitrary && (rec.Type != "precise" || rec.Missing+rec.Duplicates+rec.Wrong+rec.Spurious > 0)) ||
+			(arbitrary && rec.Missing+rec.Duplicates+rec.Spurious > 0 || rec.LostInputs > 0) {
+			ex := rec.Explanations
+			if len(ex) > 3 {
+				ex = append(ex[:3:3], fmt.Sprintf("… %d more", len(rec.Explanations)-3))
+			}
+			res.violate(InvPrecise, "%s %s within the fault model: %d missing, %d duplicate, %d wrong, %d spurious, %d lost inputs; %s",
+				rec.Type, rec.Subtype, rec.Missing, rec.Duplicates, rec.Wrong, rec.Spurious, rec.LostInputs, strings.Join(ex, "; "))
+		}
+	}
+	return nil
+}
+
+// inputsOfFirstFragment counts the source tuples: in the failure-free
+// no-HA run, every one of them is processed by the first fragment's primary.
+func inputsOfFirstFragment(trace []ha.Event, topo *ha.Topology) int64 {
+	var n int64
+	for _, ev := range trace {
+		if ev.Kind == ha.EvStats && ev.Stats != nil && ev.Host == topo.Frags[0].Hosts[0] {
+			n += ev.Stats.Tuples
+		}
+	}
+	return n
+}
+
+// queueBound is the largest output queue (tuples) a host may retain under
+// the case's strategy, and what the bound is; ok is false when there is no
+// bound to check beyond the general one.
+func (res *SoakResult) queueBound() (bound int64, what string) {
+	c := res.Case
+	p := c.Experiment.ParamsFor(c.Strategy)
+	switch c.Strategy {
+	case "amnesia", "none":
+		return 0, c.Strategy + " retains nothing"
+	case "upstream-backup":
+		if v, ok := p["max_tuples"].(int); ok && v > 0 {
+			return int64(v), fmt.Sprintf("max_tuples = %d", v)
+		}
+	}
+	if c.Query == "join" {
+		return -1, "" // a join may emit more tuples than it receives
+	}
+	// No host can retain more distinct outputs than the sources emitted:
+	// every operator of the other queries emits at most one output per input.
+	return res.Emitted, fmt.Sprintf("the %d source tuples", res.Emitted)
+}
+
+func (res *SoakResult) checkQueues(trace []ha.Event, topo *ha.Topology) {
+	bound, what := res.queueBound()
+	if bound < 0 {
+		return
+	}
+	for _, ev := range trace {
+		if ev.Kind != ha.EvStats || ev.Stats == nil {
+			continue
+		}
+		if ev.Stats.PeakQueue > bound {
+			res.violate(InvQueue, "%s retained %d tuples at its peak, more than %s", ev.Host, ev.Stats.PeakQueue, what)
+		}
+	}
+}
