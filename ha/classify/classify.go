@@ -43,7 +43,8 @@
 //     tuples than expected. LostInputs sums the shortfall over expected ids:
 //     expected n − n of the last delivered copy when positive, and the whole
 //     expected n for an id never delivered (when n is known). If an id occurs
-//     several times in the expected log, its largest n counts.
+//     several times in the expected log, its last copy's n counts (so a log
+//     always classifies against itself as precise).
 //   - rollback otherwise (no input lost), with the first subtype that applies:
 //
 // Rollback subtypes:
@@ -188,7 +189,7 @@ type state struct {
 	idOfExp  []int32 // expected index -> id index
 	expHead  []int32 // id index -> first expected index
 	expNext  []int32 // expected index -> next expected index of the same id, -1
-	expN     []int64 // id index -> largest expected n
+	expN     []int64 // id index -> n of the last expected copy
 	expHasN  []bool  // id index -> some expected copy carries n
 	idOfObs  []int32 // observed index -> id index
 	lastObs  []int32 // id index -> last observed index, -1
@@ -281,7 +282,7 @@ func (s *state) indexExpected() {
 		} else {
 			s.expNext[expTail[d]] = int32(i)
 			expTail[d] = int32(i)
-			if e.HasN && (!s.expHasN[d] || e.N > s.expN[d]) {
+			if e.HasN {
 				s.expN[d], s.expHasN[d] = e.N, true
 			}
 		}
