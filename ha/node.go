@@ -25,6 +25,9 @@ type NodeConfig struct {
 	// NoFencing turns epoch fencing off: data from any host claiming to be
 	// a primary is accepted (to demonstrate split brain).
 	NoFencing bool
+	// TraceEmits traces every tuple the node emits (EvEmit): verbose, for
+	// teaching and debugging.
+	TraceEmits bool
 }
 
 type inPort struct {
@@ -36,13 +39,14 @@ type inPort struct {
 // or cluster runtime) calls Start, Deliver, Fire, PeerDown and PeerUp one at
 // a time; the node acts only through its Env.
 type Node struct {
-	host    string
-	frag    int
-	topo    *Topology
-	env     Env
-	hooks   Hooks
-	inHook  InputHook
-	fencing bool
+	host       string
+	frag       int
+	topo       *Topology
+	env        Env
+	hooks      Hooks
+	inHook     InputHook
+	fencing    bool
+	traceEmits bool
 
 	ops   []Operator
 	emits []Emit
@@ -101,7 +105,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	}
 	n := &Node{
 		host: cfg.Host, frag: frag, topo: cfg.Topology, env: cfg.Env,
-		fencing: !cfg.NoFencing, down: map[string]bool{},
+		fencing: !cfg.NoFencing, traceEmits: cfg.TraceEmits, down: map[string]bool{},
 	}
 	n.routes = make([]Route, len(cfg.Topology.Frags)+1)
 	for i, f := range cfg.Topology.Frags {
@@ -770,6 +774,10 @@ func (n *Node) output(t Tuple) {
 	}
 	if n.IsPrimary() {
 		n.batch = append(n.batch, t)
+	}
+	if n.traceEmits {
+		tt := t
+		n.Trace(Event{Kind: EvEmit, Seq: t.Seq, Epoch: n.Epoch(), Note: n.Role(), Tuple: &tt})
 	}
 	n.outScratch = t
 	n.hooks.Output(&n.outScratch)

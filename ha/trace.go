@@ -8,6 +8,7 @@ type EventKind string
 // Trace event kinds. Strategies may add their own kinds.
 const (
 	EvDeliver       EventKind = "deliver"          // the sink received an output (Tuple set)
+	EvEmit          EventKind = "emit"             // Host emitted Tuple as Seq (only with trace_emits; Note: its role)
 	EvCrash         EventKind = "crash"            // a host crashed (fault injector)
 	EvPause         EventKind = "pause"            // a host was paused
 	EvResume        EventKind = "resume"           // a paused host resumed

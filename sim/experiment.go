@@ -107,12 +107,14 @@ type Experiment struct {
 	Strategies []StrategyConfig `yaml:"strategies,omitempty"`
 	// Spares is the number of idle hosts per node available for
 	// takeovers (default 2).
-	Spares   *int           `yaml:"spares,omitempty"`
-	Fencing  *bool          `yaml:"fencing,omitempty"`
-	Network  NetworkConfig  `yaml:"network"`
-	CPU      CPUConfig      `yaml:"cpu"`
-	Detector DetectorConfig `yaml:"detector"`
-	Faults   []FaultConfig  `yaml:"faults"`
+	Spares  *int  `yaml:"spares,omitempty"`
+	Fencing *bool `yaml:"fencing,omitempty"`
+	// TraceEmits adds one trace event per tuple emitted by any host.
+	TraceEmits bool           `yaml:"trace_emits,omitempty"`
+	Network    NetworkConfig  `yaml:"network"`
+	CPU        CPUConfig      `yaml:"cpu"`
+	Detector   DetectorConfig `yaml:"detector"`
+	Faults     []FaultConfig  `yaml:"faults"`
 }
 
 // SourceConfig configures the source(s).
@@ -613,10 +615,11 @@ func (e *Experiment) SimConfig(st ha.Strategy, failureFree bool) (Config, error)
 		Seed: e.Seed, Topology: topo, Strategy: st, Source: e.sourceSpec(0),
 		Network: Network{Latency: e.Network.Latency.D(), Jitter: e.Network.Jitter.D(),
 			Bandwidth: float64(e.Network.Bandwidth), Loss: e.Network.Loss},
-		CPU:       CPU{PerOp: e.CPU.PerOp.D(), PerByte: e.CPU.PerByte.D(), PerEvent: e.CPU.PerEvent.D()},
-		Detector:  e.detector(len(topo.Hosts())),
-		NoFencing: e.Fencing != nil && !*e.Fencing,
-		End:       e.Duration.D() + e.Drain.D(),
+		CPU:        CPU{PerOp: e.CPU.PerOp.D(), PerByte: e.CPU.PerByte.D(), PerEvent: e.CPU.PerEvent.D()},
+		Detector:   e.detector(len(topo.Hosts())),
+		NoFencing:  e.Fencing != nil && !*e.Fencing,
+		TraceEmits: e.TraceEmits,
+		End:        e.Duration.D() + e.Drain.D(),
 	}
 	if failureFree {
 		return cfg, nil

@@ -94,6 +94,8 @@ type Config struct {
 	Detector  Detector
 	Faults    []Fault
 	NoFencing bool
+	// TraceEmits traces every tuple every host emits.
+	TraceEmits bool
 	// End is when the simulation stops.
 	End time.Duration
 	// MaxEvents stops the run after this many events (0 = no limit), so a
@@ -316,7 +318,7 @@ func New(cfg Config) (*Sim, error) {
 	for _, h := range s.order {
 		n, err := ha.NewNode(ha.NodeConfig{
 			Host: h.name, Topology: cfg.Topology, Env: &env{s: s, h: h},
-			Strategy: cfg.Strategy, Source: cfg.Source, NoFencing: cfg.NoFencing,
+			Strategy: cfg.Strategy, Source: cfg.Source, NoFencing: cfg.NoFencing, TraceEmits: cfg.TraceEmits,
 		})
 		if err != nil {
 			return nil, err
