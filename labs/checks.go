@@ -127,15 +127,7 @@ func lab3Sweep(l *Lab) ([]lab3Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	none, err := strategies.Build("none", nil)
-	if err != nil {
-		return nil, err
-	}
-	refCfg, err := e.SimConfig(none, true)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := sim.Run(refCfg)
+	_, ref, err := e.Reference()
 	if err != nil {
 		return nil, err
 	}

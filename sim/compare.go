@@ -35,21 +35,33 @@ type Comparison struct {
 	Runs      []StrategyRun
 }
 
+// Reference runs the experiment failure-free without HA: its sink output is
+// the expected output O_e every recovery is classified against, and its
+// counters are the overhead baseline. It returns the run's configuration
+// too (its topology, say).
+func (e *Experiment) Reference() (Config, *Outcome, error) {
+	none, err := strategies.Build("none", nil)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	cfg, err := e.SimConfig(none, true)
+	if err != nil {
+		return cfg, nil, err
+	}
+	out, err := Run(cfg)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("reference run: %w", err)
+	}
+	return cfg, out, nil
+}
+
 // Compare runs the experiment under each named strategy (with the faults,
 // and once more without them for overhead) plus the failure-free no-HA
 // reference run, and computes every metric.
 func Compare(e *Experiment, names []string) (*Comparison, error) {
-	none, err := strategies.Build("none", nil)
+	_, ref, err := e.Reference()
 	if err != nil {
 		return nil, err
-	}
-	refCfg, err := e.SimConfig(none, true)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := Run(refCfg)
-	if err != nil {
-		return nil, fmt.Errorf("reference run: %w", err)
 	}
 	base := metrics.OverheadOf(ref.Trace, nil)
 	base.Nodes = nil

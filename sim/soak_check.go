@@ -125,17 +125,9 @@ func firstFrames(st []byte) string {
 func (res *SoakResult) run(factor, slack int64) error {
 	c := res.Case
 	e := c.Experiment
-	none, err := strategies.Build("none", nil)
+	refCfg, ref, err := e.Reference()
 	if err != nil {
 		return err
-	}
-	refCfg, err := e.SimConfig(none, true)
-	if err != nil {
-		return err
-	}
-	ref, err := Run(refCfg)
-	if err != nil {
-		return fmt.Errorf("reference run: %w", err)
 	}
 	res.RefEvents = ref.Events
 	res.Emitted = inputsOfFirstFragment(ref.Trace, refCfg.Topology)

@@ -122,17 +122,9 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 	if err := os.WriteFile(expFile, cfgText, 0o644); err != nil {
 		return nil, fmt.Errorf("cluster: write experiment: %w", err)
 	}
-	none, err := strategies.Build("none", nil)
+	_, ref, err := e.Reference()
 	if err != nil {
 		return nil, err
-	}
-	refCfg, err := e.SimConfig(none, true)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := sim.Run(refCfg)
-	if err != nil {
-		return nil, fmt.Errorf("reference run: %w", err)
 	}
 	res := &metrics.Result{
 		Seed: e.Seed, Experiment: e.Name, Mode: "cluster", QueryClass: e.QueryClass().String(),
@@ -921,17 +913,9 @@ func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
-	none, err := strategies.Build("none", nil)
+	_, ref, err := e.Reference()
 	if err != nil {
 		return nil, err
-	}
-	refCfg, err := e.SimConfig(none, true)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := sim.Run(refCfg)
-	if err != nil {
-		return nil, fmt.Errorf("reference run: %w", err)
 	}
 	var trace []ha.Event
 	found := 0

@@ -352,17 +352,9 @@ func reference(q Query) (*refRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	none, err := strategies.Build("none", nil)
+	cfg, out, err := e.Reference()
 	if err != nil {
-		return nil, err
-	}
-	cfg, err := e.SimConfig(none, true)
-	if err != nil {
-		return nil, err
-	}
-	out, err := sim.Run(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("conformance reference run: %w", err)
+		return nil, fmt.Errorf("conformance: %w", err)
 	}
 	r := &refRun{trace: out.Trace, events: out.Events}
 	first := cfg.Topology.Frags[0].Hosts
