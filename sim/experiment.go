@@ -217,6 +217,26 @@ type FaultConfig struct {
 	Corrupt *LinkFault `yaml:"corrupt,omitempty"`
 }
 
+// Kind names the fault's kind ("crash", "pause", "partition", "delay",
+// "loss" or "corrupt"; "" when none is set).
+func (f FaultConfig) Kind() string {
+	switch {
+	case f.Crash != "":
+		return "crash"
+	case f.Pause != "":
+		return "pause"
+	case f.Partition != nil:
+		return "partition"
+	case f.Delay != nil:
+		return "delay"
+	case f.Loss != nil:
+		return "loss"
+	case f.Corrupt != nil:
+		return "corrupt"
+	}
+	return ""
+}
+
 // LinkFault selects links (from/to, empty = any) and the extra delay or loss probability.
 type LinkFault struct {
 	From  string   `yaml:"from,omitempty"`

@@ -46,7 +46,7 @@ func TestGenerateSoakCase(t *testing.T) {
 				if i > 0 {
 					require.GreaterOrEqual(t, f.At, e.Faults[i-1].At)
 				}
-				kinds[faultName(f)] = true
+				kinds[f.Kind()] = true
 			}
 		}
 	}
@@ -57,21 +57,6 @@ func TestGenerateSoakCase(t *testing.T) {
 	assert.NotEqual(t, a.Experiment.Seed, b.Experiment.Seed)
 }
 
-func faultName(f FaultConfig) string {
-	switch {
-	case f.Crash != "":
-		return "crash"
-	case f.Pause != "":
-		return "pause"
-	case f.Partition != nil:
-		return "partition"
-	case f.Delay != nil:
-		return "delay"
-	case f.Loss != nil:
-		return "loss"
-	}
-	return "corrupt"
-}
 
 // soakCase builds a case from a query, strategy and faults (YAML list items).
 func soakCase(t *testing.T, strategy, params, query, faults string) *SoakCase {

@@ -223,7 +223,7 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 		}
 		r := o.res
 		for _, fl := range r.Case.Experiment.Faults {
-			st.Faults[faultKind(fl)]++
+			st.Faults[fl.Kind()]++
 		}
 		st.Queries[r.Case.Query]++
 		if r.InModel {
@@ -293,23 +293,6 @@ func writeSoakFailure(dir string, o soakOutcome) (string, error) {
 	return name, os.WriteFile(name, b, 0o644)
 }
 
-func faultKind(f sim.FaultConfig) string {
-	switch {
-	case f.Crash != "":
-		return "crash"
-	case f.Pause != "":
-		return "pause"
-	case f.Partition != nil:
-		return "partition"
-	case f.Delay != nil:
-		return "delay"
-	case f.Loss != nil:
-		return "loss"
-	case f.Corrupt != nil:
-		return "corrupt"
-	}
-	return "?"
-}
 
 func printSoakSummary(w io.Writer, s soakSummary) {
 	fmt.Fprintf(w, "soak: seed %d, runs %d..%d per strategy, %d runs in %.1fs with %d workers\n",
