@@ -57,7 +57,6 @@ func TestGenerateSoakCase(t *testing.T) {
 	assert.NotEqual(t, a.Experiment.Seed, b.Experiment.Seed)
 }
 
-
 // soakCase builds a case from a query, strategy and faults (YAML list items).
 func soakCase(t *testing.T, strategy, params, query, faults string) *SoakCase {
 	t.Helper()

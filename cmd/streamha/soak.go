@@ -293,7 +293,6 @@ func writeSoakFailure(dir string, o soakOutcome) (string, error) {
 	return name, os.WriteFile(name, b, 0o644)
 }
 
-
 func printSoakSummary(w io.Writer, s soakSummary) {
 	fmt.Fprintf(w, "soak: seed %d, runs %d..%d per strategy, %d runs in %.1fs with %d workers\n",
 		s.Seed, s.Start, s.Start+s.Runs-1, s.Total, s.WallSecs, s.Workers)
