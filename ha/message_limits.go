@@ -10,6 +10,10 @@ import (
 // (host names, strategy message types).
 const MaxNameLen = 1024
 
+// DecodeName is decodeName for other wire formats of the project (the
+// cluster handshake): a string of at most MaxNameLen bytes.
+func DecodeName(d *msgpack.Decoder, what string) (string, error) { return decodeName(d, what) }
+
 // decodeName reads a msgpack string (or nil) of at most MaxNameLen bytes.
 // The decoder's own DecodeString allocates up to 1 MiB for whatever length
 // a prefix announces before it finds the bytes missing, so a corrupt

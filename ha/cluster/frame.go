@@ -255,44 +255,32 @@ func (fr *frameReader) readHello(self string) (string, error) {
 	}
 	fr.br.Reset(p)
 	fr.dec.Reset(&fr.br)
-	var v []any
-	if err := fr.dec.Decode(&v); err != nil || len(v) != 3 {
+	// Decoded field by field: a generic decode of a lying array or string
+	// length would allocate whatever the length claims.
+	if n, err := fr.dec.DecodeArrayLen(); err != nil || n != 3 {
 		return "", fmt.Errorf("%w: hello is not [version, from, to]", ErrHandshake)
 	}
-	ver, _ := toInt(v[0])
-	from, _ := v[1].(string)
-	to, _ := v[2].(string)
+	ver, err := fr.dec.DecodeInt64()
+	if err != nil {
+		return "", fmt.Errorf("%w: hello version: %w", ErrHandshake, err)
+	}
+	from, err := ha.DecodeName(fr.dec, "hello sender")
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrHandshake, err)
+	}
+	to, err := ha.DecodeName(fr.dec, "hello addressee")
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrHandshake, err)
+	}
 	switch {
 	case ver != ProtocolVersion:
-		return "", fmt.Errorf("%w: protocol version %v, want %d", ErrHandshake, v[0], ProtocolVersion)
+		return "", fmt.Errorf("%w: protocol version %d, want %d", ErrHandshake, ver, ProtocolVersion)
 	case from == "":
 		return "", fmt.Errorf("%w: hello names no sender", ErrHandshake)
 	case to != self:
 		return "", fmt.Errorf("%w: hello from %q is addressed to %q, this is %q", ErrHandshake, from, to, self)
 	}
 	return from, nil
-}
-
-func toInt(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint64:
-		return int64(x), true
-	}
-	return 0, false
 }
 
 // newChallenge returns the acceptor's challenge bytes and nonce.
