@@ -327,14 +327,17 @@ func (h *hooks) trim(upTo uint64) int {
 // Output tracks the queue and applies the retention bound.
 func (h *hooks) Output(t *ha.Tuple) {
 	n := h.n
-	now := n.Now()
 	h.st.retained = true
-	if len(h.ages) == 0 || h.ages[len(h.ages)-1].at != now {
-		h.ages = append(h.ages, ageMark{seq: t.Seq, at: now})
+	if h.cfg.MaxAge > 0 {
+		// Ages are only needed for max_age; on a real clock every tuple has
+		// its own time, so recording them always cost a mark per tuple.
+		if now := n.Now(); len(h.ages) == 0 || h.ages[len(h.ages)-1].at != now {
+			h.ages = append(h.ages, ageMark{seq: t.Seq, at: now})
+		}
 	}
 	q := len(n.OutputLog())
 	if int64(q) > h.st.peak {
-		h.st.peak, h.st.peakAt = int64(q), now
+		h.st.peak, h.st.peakAt = int64(q), n.Now()
 	}
 	if mx := h.cfg.MaxTuples; mx > 0 && q >= mx {
 		// Trim in chunks of 1/16 of the bound so the queue never exceeds it
