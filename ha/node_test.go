@@ -67,13 +67,20 @@ func testTopology() *ha.Topology {
 	}
 }
 
-func TestLiveOutputNeverOvertakesAReplay(t *testing.T) {
-	env := &fakeEnv{}
+// newSource builds a retaining source host emitting rate tuples/s for 1 s.
+func newSource(t *testing.T, env *fakeEnv, rate float64) *ha.Node {
+	t.Helper()
 	src, err := ha.NewNode(ha.NodeConfig{
 		Host: "src", Topology: testTopology(), Env: env, Strategy: retainAll{},
-		Source: ha.SourceSpec{Rate: 1000, Keys: 2, Value: "uniform", Max: 1, Duration: time.Second, Batch: time.Millisecond},
+		Source: ha.SourceSpec{Rate: rate, Keys: 2, Value: "uniform", Max: 1, Duration: time.Second, Batch: time.Millisecond},
 	})
 	require.NoError(t, err)
+	return src
+}
+
+func TestLiveOutputNeverOvertakesAReplay(t *testing.T) {
+	env := &fakeEnv{}
+	src := newSource(t, env, 1000)
 	src.Start()
 	for i := 1; i <= 10; i++ {
 		env.now = time.Duration(i) * time.Millisecond
@@ -129,11 +136,7 @@ func TestStaleDataIsFenced(t *testing.T) {
 
 func TestSourceCatchesUpInBoundedBursts(t *testing.T) {
 	env := &fakeEnv{}
-	src, err := ha.NewNode(ha.NodeConfig{
-		Host: "src", Topology: testTopology(), Env: env, Strategy: retainAll{},
-		Source: ha.SourceSpec{Rate: 1e6, Keys: 2, Value: "uniform", Max: 1, Duration: time.Second, Batch: time.Millisecond},
-	})
-	require.NoError(t, err)
+	src := newSource(t, env, 1e6)
 	src.Start()
 	env.timers = nil
 	env.now = 5 * time.Millisecond // the timer fired late: 5000 tuples are due
@@ -149,11 +152,7 @@ func TestSourceCatchesUpInBoundedBursts(t *testing.T) {
 
 func TestOutputQueueSurvivesRepeatedTrims(t *testing.T) {
 	env := &fakeEnv{}
-	src, err := ha.NewNode(ha.NodeConfig{
-		Host: "src", Topology: testTopology(), Env: env, Strategy: retainAll{},
-		Source: ha.SourceSpec{Rate: 1e6, Keys: 2, Value: "uniform", Max: 1, Duration: time.Second, Batch: time.Millisecond},
-	})
-	require.NoError(t, err)
+	src := newSource(t, env, 1e6)
 	src.Start()
 	var trimmed uint64
 	for ms := 1; ms <= 200; ms++ {
