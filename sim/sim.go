@@ -122,26 +122,11 @@ const (
 	paused
 )
 
-type itemKind uint8
-
-const (
-	itMsg itemKind = iota
-	itTimer
-	itDown
-	itUp
-)
-
-type item struct {
-	kind itemKind
-	msg  *ha.Message
-	name string
-}
-
 type host struct {
 	name      string
 	node      *ha.Node
 	state     hostState
-	inbox     []item
+	inbox     []ha.Input
 	head      int
 	busyUntil time.Duration
 	readySet  bool
@@ -181,7 +166,7 @@ type event struct {
 	seq  uint64
 	kind evKind
 	host *host
-	it   item
+	it   ha.Input
 	f    int // fault index
 	peer *host
 	inc  int
@@ -395,16 +380,16 @@ func (s *Sim) handle(e *event) {
 	case evDetect:
 		if e.peer.incident == e.inc && (e.part || e.peer.state != up) && e.host.state != crashed {
 			e.peer.declared[e.host.name] = true
-			s.enqueue(e.host, item{kind: itDown, name: e.peer.name})
+			s.enqueue(e.host, ha.Input{Kind: ha.InputPeerDown, Name: e.peer.name})
 		}
 	case evAlive:
 		if e.host.state != crashed {
-			s.enqueue(e.host, item{kind: itUp, name: e.peer.name})
+			s.enqueue(e.host, ha.Input{Kind: ha.InputPeerUp, Name: e.peer.name})
 		}
 	}
 }
 
-func (s *Sim) enqueue(h *host, it item) {
+func (s *Sim) enqueue(h *host, it ha.Input) {
 	if h.state == crashed {
 		return
 	}
@@ -428,7 +413,7 @@ func (s *Sim) process(h *host) {
 		return
 	}
 	it := h.inbox[h.head]
-	h.inbox[h.head] = item{}
+	h.inbox[h.head] = ha.Input{}
 	h.head++
 	switch {
 	case h.head == len(h.inbox):
@@ -442,16 +427,7 @@ func (s *Sim) process(h *host) {
 	}
 	s.current = h
 	h.start, h.charged = s.now, s.cfg.CPU.PerEvent
-	switch it.kind {
-	case itMsg:
-		h.node.Deliver(it.msg)
-	case itTimer:
-		h.node.Fire(it.name)
-	case itDown:
-		h.node.PeerDown(it.name)
-	case itUp:
-		h.node.PeerUp(it.name)
-	}
+	h.node.Handle(it)
 	s.finishHandler(h)
 	s.current = nil
 }
@@ -647,7 +623,7 @@ func (e *env) Work(ops, bytes int) {
 
 func (e *env) SetTimer(d time.Duration, name string) {
 	ev := e.s.newEvent()
-	ev.at, ev.kind, ev.host, ev.it = e.Now()+d, evTimer, e.h, item{kind: itTimer, name: name}
+	ev.at, ev.kind, ev.host, ev.it = e.Now()+d, evTimer, e.h, ha.Input{Kind: ha.InputTimer, Name: name}
 	e.s.push(ev)
 }
 
@@ -703,7 +679,7 @@ func (e *env) Send(to string, m *ha.Message) {
 	}
 	l.lastArr = arr
 	ev := s.newEvent()
-	ev.at, ev.kind, ev.host, ev.it = arr, evArrive, dst, item{kind: itMsg, msg: m}
+	ev.at, ev.kind, ev.host, ev.it = arr, evArrive, dst, ha.Input{Kind: ha.InputMessage, Msg: m}
 	s.push(ev)
 }
 

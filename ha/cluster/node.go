@@ -90,28 +90,13 @@ func ReadyFile(dir, host string) string { return filepath.Join(dir, host+".ready
 // TraceFileOf is the path of host's trace in dir.
 func TraceFileOf(dir, host string) string { return filepath.Join(dir, host+".trace.jsonl") }
 
-type itemKind uint8
-
-const (
-	itMsg itemKind = iota
-	itTimer
-	itDown
-	itUp
-)
-
-type item struct {
-	kind itemKind
-	msg  *ha.Message
-	name string
-}
-
 // inbox is the node loop's queue: unbounded for timers and membership
 // events (their producers must never block), bounded for data messages
 // (readers wait, which pushes back on the sending peer through TCP).
 type inbox struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
-	items   []item
+	items   []ha.Input
 	msgs    int
 	maxMsgs int
 	closed  bool
@@ -124,9 +109,9 @@ func newInbox(maxMsgs int) *inbox {
 	return b
 }
 
-func (b *inbox) push(it item) {
+func (b *inbox) push(it ha.Input) {
 	b.mu.Lock()
-	if it.kind == itMsg {
+	if it.Kind == ha.InputMessage {
 		for b.msgs >= b.maxMsgs && !b.closed {
 			b.cond.Wait()
 		}
@@ -136,7 +121,7 @@ func (b *inbox) push(it item) {
 		return
 	}
 	b.items = append(b.items, it)
-	if it.kind == itMsg {
+	if it.Kind == ha.InputMessage {
 		b.msgs++
 	}
 	b.mu.Unlock()
@@ -147,7 +132,7 @@ func (b *inbox) push(it item) {
 }
 
 // take returns every queued item.
-func (b *inbox) take(buf []item) []item {
+func (b *inbox) take(buf []ha.Input) []ha.Input {
 	b.mu.Lock()
 	out := append(buf[:0], b.items...)
 	clear(b.items)
@@ -163,7 +148,7 @@ func (b *inbox) take(buf []item) []item {
 func (b *inbox) dropMembership() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.items = slices.DeleteFunc(b.items, func(it item) bool { return it.kind == itDown || it.kind == itUp })
+	b.items = slices.DeleteFunc(b.items, func(it ha.Input) bool { return it.Kind == ha.InputPeerDown || it.Kind == ha.InputPeerUp })
 }
 
 func (b *inbox) len() int {
@@ -248,7 +233,7 @@ func (e *clusterEnv) SetTimer(d time.Duration, name string) {
 		e.tmu.Lock()
 		delete(e.timers, t)
 		e.tmu.Unlock()
-		e.r.in.push(item{kind: itTimer, name: name})
+		e.r.in.push(ha.Input{Kind: ha.InputTimer, Name: name})
 	})
 	e.timers[t] = struct{}{}
 }
@@ -419,7 +404,7 @@ func newRunner(o NodeOptions) (*runner, error) {
 	}()
 	r.tr, err = NewTransport(TransportConfig{
 		Host: o.Host, Keys: keys, Listen: o.DataAddr, Logger: lg,
-		Deliver: func(_ string, m *ha.Message) { r.in.push(item{kind: itMsg, msg: m}) },
+		Deliver: func(_ string, m *ha.Message) { r.in.push(ha.Input{Kind: ha.InputMessage, Msg: m}) },
 		Resolve: r.resolve,
 	})
 	if err != nil {
@@ -514,11 +499,11 @@ func (r *runner) membership(host string, alive bool) {
 	if host == r.opts.Host || !r.hosts[host] {
 		return
 	}
-	k := itDown
+	k := ha.InputPeerDown
 	if alive {
-		k = itUp
+		k = ha.InputPeerUp
 	}
-	r.in.push(item{kind: k, name: host})
+	r.in.push(ha.Input{Kind: k, Name: host})
 }
 
 // join joins the membership and writes the ready file.
@@ -609,7 +594,7 @@ func (r *runner) run(ctx context.Context) error {
 	defer endTimer.Stop()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	var buf []item
+	var buf []ha.Input
 	for {
 		select {
 		case <-ctx.Done():
@@ -634,17 +619,8 @@ func (r *runner) run(ctx context.Context) error {
 			buf = r.in.take(buf)
 			for i := range buf {
 				it := buf[i]
-				buf[i] = item{}
-				switch it.kind {
-				case itMsg:
-					r.handle(func() { r.node.Deliver(it.msg) })
-				case itTimer:
-					r.handle(func() { r.node.Fire(it.name) })
-				case itDown:
-					r.handle(func() { r.node.PeerDown(it.name) })
-				case itUp:
-					r.handle(func() { r.node.PeerUp(it.name) })
-				}
+				buf[i] = ha.Input{}
+				r.handle(func() { r.node.Handle(it) })
 			}
 		}
 	}

@@ -12,27 +12,27 @@ import (
 
 func TestInbox(t *testing.T) {
 	b := newInbox(2)
-	b.push(item{kind: itMsg, msg: &ha.Message{Seq: 1}})
-	b.push(item{kind: itDown, name: "B"})
-	b.push(item{kind: itTimer, name: "t"})
-	b.push(item{kind: itMsg, msg: &ha.Message{Seq: 2}})
-	b.push(item{kind: itUp, name: "B"})
+	b.push(ha.Input{Kind: ha.InputMessage, Msg: &ha.Message{Seq: 1}})
+	b.push(ha.Input{Kind: ha.InputPeerDown, Name: "B"})
+	b.push(ha.Input{Kind: ha.InputTimer, Name: "t"})
+	b.push(ha.Input{Kind: ha.InputMessage, Msg: &ha.Message{Seq: 2}})
+	b.push(ha.Input{Kind: ha.InputPeerUp, Name: "B"})
 	b.dropMembership()
 	got := b.take(nil)
 	require.Len(t, got, 3)
-	assert.Equal(t, uint64(1), got[0].msg.Seq)
-	assert.Equal(t, itTimer, got[1].kind)
-	assert.Equal(t, uint64(2), got[2].msg.Seq)
+	assert.Equal(t, uint64(1), got[0].Msg.Seq)
+	assert.Equal(t, ha.InputTimer, got[1].Kind)
+	assert.Equal(t, uint64(2), got[2].Msg.Seq)
 
 	// Data beyond the bound blocks its producer until the loop takes; timers never block.
 	synctest.Test(t, func(t *testing.T) {
 		b := newInbox(2)
-		b.push(item{kind: itMsg, msg: &ha.Message{Seq: 3}})
-		b.push(item{kind: itMsg, msg: &ha.Message{Seq: 4}})
-		b.push(item{kind: itTimer, name: "never blocks"})
+		b.push(ha.Input{Kind: ha.InputMessage, Msg: &ha.Message{Seq: 3}})
+		b.push(ha.Input{Kind: ha.InputMessage, Msg: &ha.Message{Seq: 4}})
+		b.push(ha.Input{Kind: ha.InputTimer, Name: "never blocks"})
 		pushed := make(chan struct{})
 		go func() {
-			b.push(item{kind: itMsg, msg: &ha.Message{Seq: 5}})
+			b.push(ha.Input{Kind: ha.InputMessage, Msg: &ha.Message{Seq: 5}})
 			close(pushed)
 		}()
 		synctest.Wait()
@@ -47,11 +47,11 @@ func TestInbox(t *testing.T) {
 	})
 
 	// Closing releases blocked producers and drops later pushes.
-	b.push(item{kind: itMsg})
-	b.push(item{kind: itMsg})
+	b.push(ha.Input{Kind: ha.InputMessage})
+	b.push(ha.Input{Kind: ha.InputMessage})
 	done := make(chan struct{})
 	go func() {
-		b.push(item{kind: itMsg})
+		b.push(ha.Input{Kind: ha.InputMessage})
 		close(done)
 	}()
 	b.close()
