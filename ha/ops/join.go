@@ -238,13 +238,7 @@ func (j *joinOp) SnapshotDelta() ([]byte, error) {
 	if !j.tracking {
 		ks = j.sortedCells()
 	} else {
-		ks = make([]winKey, 0, len(j.dirty))
-		for _, k := range j.dirty {
-			if _, ok := j.cells[k]; ok {
-				ks = append(ks, k)
-			}
-		}
-		slices.SortFunc(ks, cmpWinKey)
+		ks = liveDirty(j.cells, j.dirty)
 	}
 	b, err := j.encode(tagJoinDelta, ks)
 	j.clearDirty()

@@ -243,13 +243,7 @@ func (w *windowOp) SnapshotDelta() ([]byte, error) {
 	if !w.tracking {
 		ks = w.sortedCells()
 	} else {
-		ks = make([]winKey, 0, len(w.dirty))
-		for _, k := range w.dirty {
-			if _, ok := w.cells[k]; ok {
-				ks = append(ks, k)
-			}
-		}
-		slices.SortFunc(ks, cmpWinKey)
+		ks = liveDirty(w.cells, w.dirty)
 	}
 	b, err := w.encode(tagWindowDelta, ks)
 	w.clearDirty()
@@ -377,4 +371,17 @@ func (w *windowOp) ApplyDelta(delta []byte) error {
 	w.upsert(st.cells)
 	w.clearDirty()
 	return nil
+}
+
+// liveDirty returns the changed cells that still exist, in (start, key)
+// order: what an incremental checkpoint of a keyed window state holds.
+func liveDirty[V any](cells map[winKey]V, dirty []winKey) []winKey {
+	ks := make([]winKey, 0, len(dirty))
+	for _, k := range dirty {
+		if _, ok := cells[k]; ok {
+			ks = append(ks, k)
+		}
+	}
+	slices.SortFunc(ks, cmpWinKey)
+	return ks
 }
