@@ -27,9 +27,3 @@ type Env interface {
 	// Trace records an event.
 	Trace(e Event)
 }
-
-// Work units charged per tuple by the node runtime itself, beyond its operators.
-const (
-	// WorkPerInputBatch is charged once per received data message.
-	WorkPerInputBatch = 1
-)

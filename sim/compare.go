@@ -133,9 +133,6 @@ func (e *Experiment) RunStrategy(name string, reference []ha.Event, base *metric
 		Overhead: metrics.OverheadOf(ff.Trace, base),
 		Extra:    extra,
 	}
-	if run.Params == nil {
-		run.Params = map[string]string{}
-	}
 	return &StrategyRun{Run: run, Trace: faulty.Trace, Events: faulty.Events + ff.Events}, nil
 }
 

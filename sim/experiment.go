@@ -353,9 +353,6 @@ func (e *Experiment) fillDefaults() {
 
 // Validate checks the experiment; errors name the field.
 func (e *Experiment) Validate() error {
-	if e.Seed == 0 {
-		// 0 is a valid seed; nothing to check
-	}
 	if err := e.sourceSpec(0).Validate(); err != nil {
 		return err
 	}
@@ -442,9 +439,8 @@ func (e *Experiment) validateFault(i int, f FaultConfig) error {
 	if kinds != 1 {
 		return fmt.Errorf("faults[%d]: want exactly one of crash, pause, partition, delay, loss, corrupt", i)
 	}
-	end := e.Duration + e.Drain
-	if f.At.D() > end.D() {
-		return fmt.Errorf("faults[%d].at: %s is after the end of the run (%s)", i, f.At.D(), end.D())
+	if f.At.D() > e.End() {
+		return fmt.Errorf("faults[%d].at: %s is after the end of the run (%s)", i, f.At.D(), e.End())
 	}
 	check := func(field, host string, allowEnds bool) error {
 		if host == "" {
@@ -639,7 +635,7 @@ func (e *Experiment) SimConfig(st ha.Strategy, failureFree bool) (Config, error)
 		Detector:   e.detector(len(topo.Hosts())),
 		NoFencing:  e.Fencing != nil && !*e.Fencing,
 		TraceEmits: e.TraceEmits,
-		End:        e.Duration.D() + e.Drain.D(),
+		End:        e.End(),
 	}
 	if failureFree {
 		return cfg, nil

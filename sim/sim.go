@@ -519,13 +519,18 @@ func (s *Sim) unreachable(h *host) {
 }
 
 func (s *Sim) scheduleDetect(observer, peer *host) {
+	s.push(&event{at: s.now + s.detectDelay("detect", observer, peer), kind: evDetect, host: observer, peer: peer, inc: peer.incident})
+}
+
+// detectDelay is how long observer takes to declare peer dead: the timeout
+// plus a heartbeat phase seeded per (label, observer, peer, incident).
+func (s *Sim) detectDelay(label string, observer, peer *host) time.Duration {
 	d := s.cfg.Detector
-	phase := time.Duration(0)
-	if d.Heartbeat > 0 {
-		r := Seeded(s.cfg.Seed, "detect", observer.name, peer.name, fmt.Sprint(peer.incident))
-		phase = time.Duration(r.Int64N(int64(d.Heartbeat)))
+	if d.Heartbeat <= 0 {
+		return d.Timeout
 	}
-	s.push(&event{at: s.now + d.Timeout + phase, kind: evDetect, host: observer, peer: peer, inc: peer.incident})
+	r := Seeded(s.cfg.Seed, label, observer.name, peer.name, fmt.Sprint(peer.incident))
+	return d.Timeout + time.Duration(r.Int64N(int64(d.Heartbeat)))
 }
 
 // reachable tells observers that declared h dead that it is back, one heartbeat later.
@@ -555,24 +560,27 @@ func (s *Sim) partitionDetect(f Fault) {
 			if !ok2 || gp == go1 || p.state == crashed {
 				continue
 			}
-			// the peer is unreachable from o: o declares it after the timeout
-			d := s.cfg.Detector
-			r := Seeded(s.cfg.Seed, "detect-part", o.name, p.name, fmt.Sprint(p.incident))
-			phase := time.Duration(0)
-			if d.Heartbeat > 0 {
-				phase = time.Duration(r.Int64N(int64(d.Heartbeat)))
-			}
-			if d.Timeout+phase < f.For {
-				s.push(&event{at: s.now + d.Timeout + phase, kind: evDetect, host: o, peer: p, inc: p.incident, part: true})
+			// the peer is unreachable from o: o declares it after the
+			// detection delay, if the partition lasts that long
+			if delay := s.detectDelay("detect-part", o, p); delay < f.For {
+				s.push(&event{at: s.now + delay, kind: evDetect, host: o, peer: p, inc: p.incident, part: true})
 			}
 		}
 	}
 }
 
-// partitioned reports whether a message from a to b is cut by a partition.
-func (s *Sim) linkFaults(from, to string) (cut bool, extra time.Duration, loss float64) {
+// onLink reports whether a delay, loss or corrupt fault applies to the
+// link from → to ("" matches any host).
+func (f *Fault) onLink(from, to string) bool {
+	return (f.From == "" || f.From == from) && (f.To == "" || f.To == to)
+}
+
+// linkFaults returns what the faults in force do to a message from a to
+// b: cut by a partition, extra delay, loss probability and the probability
+// that a message with a Body is corrupted — one pass over the active faults.
+func (s *Sim) linkFaults(from, to string) (cut bool, extra time.Duration, loss, corruptP float64) {
 	for _, i := range s.active {
-		f := s.cfg.Faults[i]
+		f := &s.cfg.Faults[i]
 		switch f.Kind {
 		case FaultPartition:
 			ga, gb := -1, -1
@@ -588,12 +596,16 @@ func (s *Sim) linkFaults(from, to string) (cut bool, extra time.Duration, loss f
 				cut = true
 			}
 		case FaultDelay:
-			if (f.From == "" || f.From == from) && (f.To == "" || f.To == to) {
+			if f.onLink(from, to) {
 				extra += f.Delay
 			}
 		case FaultLoss:
-			if (f.From == "" || f.From == from) && (f.To == "" || f.To == to) {
+			if f.onLink(from, to) {
 				loss = 1 - (1-loss)*(1-f.Loss)
+			}
+		case FaultCorrupt:
+			if f.onLink(from, to) {
+				corruptP = 1 - (1-corruptP)*(1-f.Loss)
 			}
 		}
 	}
@@ -649,7 +661,7 @@ func (e *env) Send(to string, m *ha.Message) {
 		e.h.links[dst.idx] = l
 	}
 	dep := e.Now()
-	cut, extra, loss := s.linkFaults(e.h.name, to)
+	cut, extra, loss, corruptP := s.linkFaults(e.h.name, to)
 	n := s.cfg.Network
 	loss = 1 - (1-loss)*(1-n.Loss)
 	// draw in a fixed pattern so one message's fate never shifts another's
@@ -658,7 +670,7 @@ func (e *env) Send(to string, m *ha.Message) {
 	if cut || lost {
 		return
 	}
-	if p := s.corruptP(e.h.name, to); p > 0 && len(m.Body) > 0 {
+	if p := corruptP; p > 0 && len(m.Body) > 0 {
 		if l.crng == nil {
 			l.crng = Seeded(s.cfg.Seed, "corrupt", e.h.name, to)
 		}
@@ -681,19 +693,6 @@ func (e *env) Send(to string, m *ha.Message) {
 	ev := s.newEvent()
 	ev.at, ev.kind, ev.host, ev.it = arr, evArrive, dst, ha.Input{Kind: ha.InputMessage, Msg: m}
 	s.push(ev)
-}
-
-// corruptP is the probability that a message from a to b with a Body is
-// corrupted by the corrupt faults in force.
-func (s *Sim) corruptP(from, to string) float64 {
-	p := 0.0
-	for _, i := range s.active {
-		f := s.cfg.Faults[i]
-		if f.Kind == FaultCorrupt && (f.From == "" || f.From == from) && (f.To == "" || f.To == to) {
-			p = 1 - (1-p)*(1-f.Loss)
-		}
-	}
-	return p
 }
 
 // corrupt returns a copy of m whose Body has one byte flipped (the sender

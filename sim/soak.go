@@ -122,10 +122,6 @@ func ms(v int) Duration { return Duration(time.Duration(v) * time.Millisecond) }
 // (crashes, crashes during a recovery, pauses, partitions, delays, losses
 // and corruptions). Hosts are chosen among the hosts the strategy has.
 func GenerateSoakCase(seed uint64, strategy string, run uint64) (*SoakCase, error) {
-	info, err := strategies.Lookup(strategy)
-	if err != nil {
-		return nil, err
-	}
 	r := Seeded(seed, "soak", strategy, strconv.FormatUint(run, 10))
 	q := soakQueries[r.IntN(len(soakQueries))]
 	var nodes []NodeConfig
@@ -133,13 +129,9 @@ func GenerateSoakCase(seed uint64, strategy string, run uint64) (*SoakCase, erro
 		return nil, fmt.Errorf("soak query %s: %w", q.name, err)
 	}
 	params := soakParams(r, strategy)
-	p, err := info.Parse(params)
+	st, err := strategies.Build(strategy, params)
 	if err != nil {
 		return nil, err
-	}
-	st, err := info.New(p)
-	if err != nil {
-		return nil, fmt.Errorf("strategy %s: %w", strategy, err)
 	}
 	spares := 2
 	e := &Experiment{

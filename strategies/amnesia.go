@@ -53,7 +53,12 @@ func (h *amnesiaHooks) PeerDown(host string) {
 	if n.Frag() < 0 || n.IsSink() || n.Route(n.Frag()).Primary != host || n.NextInLine() != n.Host() {
 		return
 	}
-	_ = n.Restart()
+	if err := n.Restart(); err != nil {
+		// The operators could not be rebuilt: taking over with the old
+		// ones would be silent corruption, so stay down and say why.
+		n.Trace(ha.Event{Kind: ha.EvNote, Note: "amnesia: no takeover: " + err.Error()})
+		return
+	}
 	// Nothing is retained upstream, so a resume replays nothing; it only redirects.
 	n.TakeOver(ha.TakeoverOptions{ResetSeq: true})
 }

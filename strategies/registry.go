@@ -115,7 +115,7 @@ func Build(name string, raw map[string]any) (ha.Strategy, error) {
 
 // Parse checks raw values against the strategy's parameters and fills defaults.
 func (i Info) Parse(raw map[string]any) (Params, error) {
-	p := Params{strategy: i.Name, values: map[string]string{}}
+	p := Params{values: map[string]string{}}
 	for _, d := range i.Params {
 		p.values[d.Name] = d.Default
 	}
@@ -188,8 +188,7 @@ func checkType(typ, v string) error {
 
 // Params are a strategy's checked parameter values.
 type Params struct {
-	strategy string
-	values   map[string]string
+	values map[string]string
 }
 
 // String returns a parameter as text.

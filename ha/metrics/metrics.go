@@ -197,7 +197,7 @@ func RecoveryOf(reference, faulty []ha.Event) Recovery {
 	c := classify.Classify(Outputs(exp), Outputs(obs), Marks(faulty))
 	r := Recovery{
 		Type: c.Type, Subtype: c.Subtype, Missing: c.Missing, Duplicates: c.Duplicates,
-		Wrong: c.Wrong, Spurious: c.Spurious, LostInputs: c.LostInputs,
+		Wrong: c.Wrong, Spurious: c.Spurious,
 		ConvergedAtMs: c.ConvergedAt, Explanations: c.Explanations,
 		Delivered: len(obs), Expected: len(exp),
 	}
@@ -224,7 +224,8 @@ func RecoveryOf(reference, faulty []ha.Event) Recovery {
 // last delivered copy (all of it when never delivered); for running
 // aggregates, whose every output reflects all history of its key, the
 // largest shortfall of the key, so a lost tuple is not counted once per
-// later output.
+// later output. It replaces the classifier's lost_inputs, which must sum
+// every shortfall because it knows nothing of output kinds.
 func lostInputs(exp, obs []Delivery) int64 {
 	last := make(map[ha.OutputID]uint32, len(obs))
 	for _, d := range obs {
