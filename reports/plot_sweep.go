@@ -50,7 +50,7 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 		out := make([]series, 0, len(names))
 		for _, n := range names {
 			if s, ok := byName[n]; ok {
-				sort.SliceStable(s.XY, func(a, b int) bool { return s.XY[a].X < s.XY[b].X })
+				sortByX(s)
 				out = append(out, *s)
 			}
 		}
@@ -322,6 +322,32 @@ func mergeSame(s series) series {
 		}
 		first, _, _ := strings.Cut(out.Tags[j], "…")
 		out.Tags[j] = first + "…" + s.Tags[i]
+	}
+	return out
+}
+
+// sortByX orders a series' points by x, keeping each point's confidence
+// interval and label with it (values may be listed in any order on the
+// command line).
+func sortByX(s *series) {
+	idx := make([]int, len(s.XY))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return s.XY[idx[a]].X < s.XY[idx[b]].X })
+	s.XY = permute(s.XY, idx)
+	if len(s.Err) == len(idx) {
+		s.Err = permute(s.Err, idx)
+	}
+	if len(s.Tags) == len(idx) {
+		s.Tags = permute(s.Tags, idx)
+	}
+}
+
+func permute[T any](xs []T, idx []int) []T {
+	out := make([]T, len(idx))
+	for i, j := range idx {
+		out[i] = xs[j]
 	}
 	return out
 }
