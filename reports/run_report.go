@@ -91,6 +91,28 @@ func modelTable(runs []metrics.Run) *table {
 	return t
 }
 
+// WriteRunDir writes a run directory — result.json, the reference trace,
+// one trace per strategy (traces parallel to r.Runs) — and its report: the
+// counterpart of LoadRunDir, for simulated and cluster runs alike.
+func WriteRunDir(dir string, r *metrics.Result, reference []ha.Event, traces [][]ha.Event) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create output directory: %w", err)
+	}
+	if err := WriteJSON(filepath.Join(dir, ResultFile), r); err != nil {
+		return err
+	}
+	if err := WriteTrace(filepath.Join(dir, ReferenceFile), reference); err != nil {
+		return err
+	}
+	for i, run := range r.Runs {
+		if err := WriteTrace(TraceFile(dir, run.Strategy), traces[i]); err != nil {
+			return err
+		}
+	}
+	_, err := WriteRunReport(dir, r, reference, traces)
+	return err
+}
+
 // WriteRunReport writes the report of one `streamha run` into dir:
 // report.md, report.html, results.csv, results.json and, per strategy, the
 // latency/throughput and output-timeline figures (PNG and SVG). traces are

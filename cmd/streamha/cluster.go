@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/cluster"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
@@ -264,18 +265,11 @@ func clusterCommand(f clusterFlags, e *sim.Experiment) string {
 }
 
 func writeClusterDir(dir string, cmp *cluster.Comparison) error {
-	if err := reports.WriteJSON(filepath.Join(dir, "result.json"), cmp.Result); err != nil {
-		return err
+	traces := make([][]ha.Event, len(cmp.Runs))
+	for i, r := range cmp.Runs {
+		traces[i] = r.Trace
 	}
-	if err := reports.WriteTrace(filepath.Join(dir, "trace-reference.jsonl"), cmp.Reference); err != nil {
-		return err
-	}
-	for _, r := range cmp.Runs {
-		if err := reports.WriteTrace(reports.TraceFile(dir, r.Strategy), r.Trace); err != nil {
-			return err
-		}
-	}
-	return nil
+	return reports.WriteRunDir(dir, cmp.Result, cmp.Reference, traces)
 }
 
 // clusterThroughput measures end-to-end throughput on loopback for

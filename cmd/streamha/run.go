@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -151,23 +150,10 @@ func reproduceCommand(f runFlags, e *sim.Experiment) string {
 }
 
 func writeRunDir(dir string, cmp *sim.Comparison) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create output directory: %w", err)
-	}
 	reports.AddModelsFromConfig(cmp.Result)
-	if err := reports.WriteJSON(filepath.Join(dir, "result.json"), cmp.Result); err != nil {
-		return err
-	}
-	if err := reports.WriteTrace(filepath.Join(dir, "trace-reference.jsonl"), cmp.Reference); err != nil {
-		return err
-	}
 	traces := make([][]ha.Event, len(cmp.Runs))
 	for i, r := range cmp.Runs {
-		if err := reports.WriteTrace(reports.TraceFile(dir, r.Run.Strategy), r.Trace); err != nil {
-			return err
-		}
 		traces[i] = r.Trace
 	}
-	_, err := reports.WriteRunReport(dir, cmp.Result, cmp.Reference, traces)
-	return err
+	return reports.WriteRunDir(dir, cmp.Result, cmp.Reference, traces)
 }
