@@ -65,10 +65,6 @@ var (
 		scaleTuples: []int{1e4, 1e5, 1e6, 1e7}, scaleNodes: []int{3, 10, 30, 100}, scaleKeys: []int{10, 100, 1e3, 1e4, 1e5, 1e6}, keysTuples: 1e6}
 )
 
-// clusterBench measures loopback cluster throughput once cluster mode is
-// part of the build; until then the table says it is not available.
-var clusterBench func(ctx context.Context, n int) (tuplesPerSec float64, err error)
-
 func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	c := &cobra.Command{
@@ -458,13 +454,9 @@ func benchRuntime(size benchSize, add func(row)) error {
 }
 
 func benchCluster(size benchSize, add func(row)) error {
-	if clusterBench == nil {
-		add(row{"cluster throughput on loopback", "not available: cluster mode not built", "", "-"})
-		return nil
-	}
 	var rates []float64
 	for range size.repeat {
-		r, err := clusterBench(context.Background(), size.runtimeN/10)
+		r, err := clusterThroughput(context.Background(), size.runtimeN/10)
 		if err != nil {
 			return err
 		}
