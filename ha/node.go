@@ -546,10 +546,14 @@ func (n *Node) Stale(m *Message) bool {
 
 // ---- driver entry points ----
 
+// GenTimer is the timer a source node sets to emit what is due; runtimes
+// that account for pending work (ha/inproc) recognise it by this name.
+const GenTimer = "ha.gen"
+
 // Start runs when the run begins.
 func (n *Node) Start() {
 	if n.gen != nil {
-		n.env.SetTimer(0, "ha.gen")
+		n.env.SetTimer(0, GenTimer)
 	}
 	n.hooks.Start()
 	n.flush()
@@ -557,7 +561,7 @@ func (n *Node) Start() {
 
 // Fire runs a timer.
 func (n *Node) Fire(name string) {
-	if name == "ha.gen" {
+	if name == GenTimer {
 		n.generate()
 	} else if !n.fenced {
 		n.hooks.Timer(name)
@@ -614,7 +618,7 @@ func (n *Node) Deliver(m *Message) {
 func (n *Node) generate() {
 	next, more := n.gen.due(n.env.Now(), n.output)
 	if more && next <= n.env.Now() {
-		n.env.SetTimer(0, "ha.gen") // a capped burst: continue right away
+		n.env.SetTimer(0, GenTimer) // a capped burst: continue right away
 		return
 	}
 	if more {
@@ -622,7 +626,7 @@ func (n *Node) generate() {
 		// batch period, measured from the intended (not the actual) wake
 		// time so that handler costs never make the source drift.
 		n.gen.wake = max(next, n.gen.wake+n.gen.spec.Batch)
-		n.env.SetTimer(max(0, n.gen.wake-n.env.Now()), "ha.gen")
+		n.env.SetTimer(max(0, n.gen.wake-n.env.Now()), GenTimer)
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -24,6 +23,7 @@ import (
 	"time"
 
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/sim"
 )
 
 // Crash is a crash fault: Host stops at At (time since the start).
@@ -163,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	r := &runtime{cfg: cfg, hosts: map[string]*host{}}
 	for _, name := range cfg.Topology.Hosts() {
-		h := &host{r: r, name: name, rng: seeded(cfg.Seed, name)}
+		h := &host{r: r, name: name, rng: sim.Seeded(cfg.Seed, "node", name)}
 		h.box.wake = make(chan struct{}, 1)
 		r.hosts[name] = h
 		r.order = append(r.order, h)
@@ -325,7 +325,7 @@ func (h *host) loop() {
 				}
 			case itTimer:
 				h.timed(func() { n.Fire(it.name) })
-				if it.name == "ha.gen" {
+				if it.name == ha.GenTimer {
 					// after Fire, which arms the next wake-up while more is due
 					h.r.gens.Add(-1)
 				}
@@ -344,7 +344,7 @@ func (h *host) discard(its []item) {
 		switch {
 		case it.kind == itMsg && it.msg.Kind == ha.KindData:
 			h.r.inflight.Add(-1)
-		case it.kind == itTimer && it.name == "ha.gen":
+		case it.kind == itTimer && it.name == ha.GenTimer:
 			h.r.gens.Add(-1)
 		}
 	}
@@ -375,15 +375,6 @@ func (h *host) stopTimers() {
 		t.Stop()
 	}
 	clear(h.timers)
-}
-
-func seeded(seed uint64, host string) *rand.Rand {
-	f := fnv.New64a()
-	f.Write([]byte("node"))
-	f.Write([]byte{0})
-	f.Write([]byte(host))
-	f.Write([]byte{0})
-	return rand.New(rand.NewPCG(seed, f.Sum64()))
 }
 
 // env is one host's ha.Env. Every method but Send's delivery runs on the
@@ -420,7 +411,7 @@ func (e *env) SetTimer(d time.Duration, name string) {
 	if h.r.stopping.Load() {
 		return
 	}
-	if name == "ha.gen" {
+	if name == ha.GenTimer {
 		h.r.gens.Add(1)
 	}
 	h.tmu.Lock()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/sim"
 )
 
 // Pipeline is the hand-written peer of the runtime: the same operators
@@ -137,7 +138,7 @@ func (p Pipeline) stage(ctx context.Context, ops []ha.Operator, in <-chan []ha.T
 // of rate tuples per second: keys uniform over keys, values uniform in
 // [0, 1), event times 1/rate apart, each with its source id and lineage.
 func Source(rate float64, keys int, seed uint64) func() ha.Tuple {
-	rng := seeded(seed, "peer-source")
+	rng := sim.Seeded(seed, "node", "peer-source")
 	var i int64
 	return func() ha.Tuple {
 		i++
