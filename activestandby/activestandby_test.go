@@ -339,7 +339,9 @@ func TestDefaultExperiment(t *testing.T) {
 	require.True(t, ok)
 	// The first host to notice the crash is not necessarily the secondary:
 	// detection phases differ by up to one heartbeat (50 ms).
-	assert.InDelta(t, float64(to.T-10400*time.Millisecond)/1e6, *rec.RecoveryMs, 5)
+	crash, ok := first(r.Trace, ha.EvCrash)
+	require.True(t, ok)
+	assert.InDelta(t, float64(to.T-crash.T)/1e6, *rec.RecoveryMs, 5)
 	assert.LessOrEqual(t, *rec.RecoveryMs, *rec.DetectionMs+55)
 	require.NotNil(t, o.CPURatio)
 	require.NotNil(t, o.BytesRatio)

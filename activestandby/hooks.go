@@ -178,8 +178,10 @@ func (h *hooks) shipDecisions() {
 	if len(d) == 0 {
 		return
 	}
+	// TakeOrderLog hands d over and receivers only read it (FollowOrder
+	// copies what it keeps), so every secondary can share one body.
 	for _, s := range h.secondaries() {
-		h.n.Send(s, &ha.Message{Kind: ha.KindStrategy, Type: msgOrder, Body: slices.Clone(d)})
+		h.n.Send(s, &ha.Message{Kind: ha.KindStrategy, Type: msgOrder, Body: d})
 	}
 }
 
@@ -372,7 +374,7 @@ func (h *hooks) onOrder(m *ha.Message) {
 	if !h.following() || m.From != n.Route(n.Frag()).Primary {
 		return
 	}
-	d := slices.Clone(m.Body)
+	d := m.Body // read only: FollowOrder copies the decisions it keeps
 	for _, p := range d {
 		if p > 1 {
 			n.Trace(ha.Event{Kind: ha.EvNote, Peer: m.From, Note: fmt.Sprintf("decision for unknown port %d ignored", p)})

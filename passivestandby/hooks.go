@@ -602,16 +602,21 @@ func (h *hooks) onCheckpoint(m *ha.Message) {
 	}
 	// undo holds each operator's state before this checkpoint, so a
 	// checkpoint that fails half-way can be rolled back to the previous one.
-	undo := make([][]byte, 0, len(n.Ops()))
+	// With nothing held there is nothing to roll back to, so the O(state)
+	// snapshots are taken only when a previous checkpoint is held.
+	var undo [][]byte
 	for i, op := range n.Ops() {
 		st := ck.Ops[i]
-		before, err := op.Snapshot()
-		if err != nil {
-			h.held = nil
-			h.reject(m, fmt.Sprintf("checkpoint %d from %s: snapshot operator %d before applying it: %v", ck.ID, m.From, i, err))
-			return
+		if prev != nil {
+			before, err := op.Snapshot()
+			if err != nil {
+				h.held = nil
+				h.reject(m, fmt.Sprintf("checkpoint %d from %s: snapshot operator %d before applying it: %v", ck.ID, m.From, i, err))
+				return
+			}
+			undo = append(undo, before)
 		}
-		undo = append(undo, before)
+		var err error
 		if st.Kind == stateDelta {
 			inc, ok := op.(ha.Incremental)
 			if !ok {
