@@ -51,12 +51,7 @@ func (l *Lab) simulate(file, name string) (*run, error) {
 
 func (r *run) rec() metrics.Recovery { return r.sr.Run.Recovery }
 
-func (r *run) label() string {
-	if r.rec().Subtype != "" {
-		return r.rec().Type + "/" + r.rec().Subtype
-	}
-	return r.rec().Type
-}
+func (r *run) label() string { return r.rec().Label() }
 
 // statusIDs returns the ids of deliveries with the given classifier label, in delivery order, once each.
 func (r *run) statusIDs(status string) []string {

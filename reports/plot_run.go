@@ -336,11 +336,7 @@ func OutputFigure(name, strategy string, reference, faulty []ha.Event, rec metri
 }
 
 func recoveryText(r classify.Result) string {
-	s := r.Type
-	if r.Subtype != "" {
-		s += "/" + r.Subtype
-	}
-	return fmt.Sprintf("%s: %d missing, %d duplicate, %d wrong", s, r.Missing, r.Duplicates, r.Wrong)
+	return fmt.Sprintf("%s: %d missing, %d duplicate, %d wrong", r.Label(), r.Missing, r.Duplicates, r.Wrong)
 }
 
 // every keeps about n evenly spaced points.

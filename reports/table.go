@@ -31,12 +31,7 @@ func Table(w io.Writer, r *metrics.Result) error {
 }
 
 // RecoveryLabel is "precise", "gap" or "rollback/repeating".
-func RecoveryLabel(r metrics.Recovery) string {
-	if r.Subtype != "" {
-		return r.Type + "/" + r.Subtype
-	}
-	return r.Type
-}
+func RecoveryLabel(r metrics.Recovery) string { return r.Label() }
 
 func optMs(p *float64) string {
 	if p == nil {

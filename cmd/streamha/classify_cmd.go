@@ -39,12 +39,8 @@ func newClassifyCmd() *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(res)
 			}
-			label := res.Type
-			if res.Subtype != "" {
-				label += "/" + res.Subtype
-			}
 			fmt.Fprintf(out, "recovery: %s\nmissing %d · duplicates %d · wrong %d · spurious %d · lost inputs %d\n",
-				label, res.Missing, res.Duplicates, res.Wrong, res.Spurious, res.LostInputs)
+				res.Label(), res.Missing, res.Duplicates, res.Wrong, res.Spurious, res.LostInputs)
 			if res.ConvergedAt != nil {
 				fmt.Fprintf(out, "converged at %g\n", *res.ConvergedAt)
 			}

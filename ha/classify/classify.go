@@ -202,6 +202,17 @@ type state struct {
 	dedByKey [][]int32 // key -> non-duplicate observed indices
 }
 
+// Label is the recovery as one word or type/subtype ("rollback/repeating").
+func (r Result) Label() string { return Label(r.Type, r.Subtype) }
+
+// Label joins a recovery type and subtype the way every report shows them.
+func Label(typ, subtype string) string {
+	if subtype == "" {
+		return typ
+	}
+	return typ + "/" + subtype
+}
+
 // Classify compares the observed output log against the expected
 // (failure-free) one and reports the recovery type, the anomaly counts and
 // one explanation per anomaly, phrased with the marks. See the package

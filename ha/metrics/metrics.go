@@ -66,6 +66,9 @@ type Recovery struct {
 	Explanations      []string `json:"explanations"`
 }
 
+// Label is the recovery as one word or type/subtype ("rollback/repeating").
+func (r Recovery) Label() string { return classify.Label(r.Type, r.Subtype) }
+
 // Overhead is a strategy's failure-free cost and its ratio to the no-HA run.
 type Overhead struct {
 	Messages        int64   `json:"messages"`

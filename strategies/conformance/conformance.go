@@ -36,6 +36,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -148,12 +149,7 @@ type Case struct {
 }
 
 // Label is the recovery as "type/subtype".
-func (c Case) Label() string {
-	if c.Subtype != "" {
-		return c.Type + "/" + c.Subtype
-	}
-	return c.Type
-}
+func (c Case) Label() string { return classify.Label(c.Type, c.Subtype) }
 
 // Report is the suite's verdict for one strategy.
 type Report struct {
