@@ -1,6 +1,7 @@
 package ha
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -414,15 +415,7 @@ func (n *Node) notePeak() {
 // Replay sends to host the retained tuples with seq > from, in order.
 func (n *Node) Replay(to string, from uint64) {
 	log := n.OutputLog()
-	i, _ := slices.BinarySearchFunc(log, from+1, func(t Tuple, s uint64) int {
-		switch {
-		case t.Seq < s:
-			return -1
-		case t.Seq > s:
-			return 1
-		}
-		return 0
-	})
+	i := SeqIndex(log, from+1)
 	rest := log[i:]
 	n.Trace(Event{Kind: EvReplayStart, Peer: to, Seq: from, N: int64(len(rest))})
 	for len(rest) > 0 {
@@ -439,6 +432,13 @@ func (n *Node) Replay(to string, from uint64) {
 // ReplayEndType marks the empty data message that ends a replay; its Seq
 // is the sender's last output seq when it replayed.
 const ReplayEndType = "replay-end"
+
+// SeqIndex returns the index of the first tuple of log (sorted by seq)
+// whose seq is at least seq: len(log) when there is none.
+func SeqIndex(log []Tuple, seq uint64) int {
+	i, _ := slices.BinarySearchFunc(log, seq, func(t Tuple, s uint64) int { return cmp.Compare(t.Seq, s) })
+	return i
+}
 
 // ---- input positions and order ----
 

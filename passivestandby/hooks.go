@@ -482,16 +482,7 @@ func (h *hooks) capture(full bool) (*checkpoint, error) {
 		ck.LogTrim = log[0].Seq - 1
 	}
 	if !full {
-		i, _ := slices.BinarySearchFunc(log, h.prevOutSeq+1, func(t ha.Tuple, s uint64) int {
-			switch {
-			case t.Seq < s:
-				return -1
-			case t.Seq > s:
-				return 1
-			}
-			return 0
-		})
-		log = log[i:]
+		log = log[ha.SeqIndex(log, h.prevOutSeq+1):]
 	}
 	ck.Log = slices.Clone(log)
 	return ck, nil

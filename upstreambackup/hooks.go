@@ -300,15 +300,7 @@ func (h *hooks) onAck(m *ha.Message) {
 func (h *hooks) trim(upTo uint64) int {
 	n := h.n
 	log := n.OutputLog()
-	k, _ := slices.BinarySearchFunc(log, upTo+1, func(t ha.Tuple, s uint64) int {
-		switch {
-		case t.Seq < s:
-			return -1
-		case t.Seq > s:
-			return 1
-		}
-		return 0
-	})
+	k := ha.SeqIndex(log, upTo+1)
 	if k == 0 {
 		return 0
 	}
