@@ -459,6 +459,10 @@ func (n *Node) TakeOrderLog() []uint8 {
 	return l
 }
 
+// Pending is the number of accepted input tuples waiting for the
+// interleaving decisions they must follow (see FollowOrder).
+func (n *Node) Pending() int { return len(n.pending) }
+
 // FollowOrder makes the node process inputs in the given port order: a
 // tuple from another port waits until the decisions reach it. When the
 // decisions run out the node returns to arrival order.

@@ -90,7 +90,6 @@ type hooks struct {
 	recording   bool
 	interval    time.Duration
 	cost        time.Duration // smoothed checkpoint cost (auto)
-	accepted    int64         // input tuples accepted (see pending)
 	retrying    bool
 
 	// ---- backup (any fragment host) ----
@@ -126,17 +125,6 @@ func (h *hooks) Start() {
 		h.becomePrimary()
 	}
 }
-
-// Input implements ha.InputHook: it counts accepted tuples, so that the
-// primary knows whether some still wait for replayed decisions.
-func (h *hooks) Input(*ha.Tuple) bool {
-	h.accepted++
-	return true
-}
-
-// pending is the number of accepted input tuples not yet processed (they
-// wait in the node for the decisions they must follow).
-func (h *hooks) pending() int64 { return h.accepted - h.n.Stats().Tuples }
 
 func timerName(base string, gen int) string { return base + "#" + strconv.Itoa(gen) }
 
@@ -313,7 +301,6 @@ func (h *hooks) becomePrimary() {
 	h.gen++
 	h.serializing, h.inflight = nil, nil
 	h.decisions = 0
-	h.accepted = n.Stats().Tuples
 	h.recording = h.cfg.LogNondeterminism && n.Inputs() > 1
 	n.TakeOrderLog()
 	n.RecordOrder(h.recording)
@@ -402,7 +389,7 @@ func (h *hooks) checkpoint(full bool) {
 		h.forceFull = h.forceFull || full
 		return
 	}
-	if h.pending() > 0 {
+	if h.n.Pending() > 0 {
 		// Tuples accepted but not processed yet (they wait for replayed
 		// decisions) are counted in the input positions but not in the
 		// state: wait until they are processed.
