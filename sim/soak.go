@@ -309,11 +309,16 @@ type soakFailure struct {
 // upstream backup with dedup and unbounded retention on deterministic
 // queries. why explains a false answer.
 func (c *SoakCase) PreciseExpected() (ok bool, why string) {
-	e := c.Experiment
-	p := e.ParamsFor(c.Strategy)
+	return PreciseExpected(c.Experiment, c.Strategy, c.Experiment.ParamsFor(c.Strategy))
+}
+
+// PreciseExpected reports whether strategy, with params, promises precise
+// recovery on e's query (DESIGN §2), and if not, why. The soak and the
+// cluster's chaos check both hold runs to it.
+func PreciseExpected(e *Experiment, strategy string, params map[string]any) (ok bool, why string) {
 	arbitrary := e.QueryClass() == ha.Arbitrary
-	on := func(k string) bool { v, _ := p[k].(bool); return v }
-	switch c.Strategy {
+	on := func(k string) bool { v, _ := params[k].(bool); return v }
+	switch strategy {
 	case "passive-standby":
 		if arbitrary && !on("log_nondeterminism") {
 			return false, "union without log_nondeterminism: divergent by design"
@@ -326,13 +331,13 @@ func (c *SoakCase) PreciseExpected() (ok bool, why string) {
 		switch {
 		case !on("dedup"):
 			return false, "without dedup: repeating by design"
-		case p["max_tuples"] != nil || p["max_age"] != nil:
+		case params["max_tuples"] != nil || params["max_age"] != nil:
 			return false, "bounded retention: convergent or gap by design"
 		case arbitrary:
 			return false, "union: divergent by design"
 		}
 	default:
-		return false, c.Strategy + " does not promise precise recovery"
+		return false, strategy + " does not promise precise recovery"
 	}
 	return true, ""
 }

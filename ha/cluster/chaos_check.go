@@ -136,36 +136,6 @@ type chaosInput struct {
 	rec      metrics.Recovery
 }
 
-// preciseExpected reports whether strategy, with its parameters, promises
-// precise recovery on the experiment's query (DESIGN §2; the same rule as
-// the simulator's soak).
-func preciseExpected(strategy string, e *sim.Experiment, params map[string]any) (bool, string) {
-	arbitrary := e.QueryClass() == ha.Arbitrary
-	on := func(k string) bool { v, _ := params[k].(bool); return v }
-	switch strategy {
-	case "passive-standby":
-		if arbitrary && !on("log_nondeterminism") {
-			return false, "a union without log_nondeterminism is divergent by design"
-		}
-	case "active-standby":
-		if arbitrary && !on("ship_decisions") {
-			return false, "a union without ship_decisions is divergent by design"
-		}
-	case "upstream-backup":
-		switch {
-		case !on("dedup"):
-			return false, "upstream backup without dedup is repeating by design"
-		case params["max_tuples"] != nil || params["max_age"] != nil:
-			return false, "bounded retention is convergent or gap by design"
-		case arbitrary:
-			return false, "a union is divergent by design"
-		}
-	default:
-		return false, strategy + " does not promise precise recovery"
-	}
-	return true, ""
-}
-
 // check computes every verdict of the report.
 func (r *ChaosReport) check(in chaosInput) {
 	// faults-applied
@@ -192,7 +162,7 @@ func (r *ChaosReport) check(in chaosInput) {
 	} else {
 		r.add(InvWithinModel, Skip, "%s: the precise invariants are not judged", why)
 	}
-	precise, whyNot := preciseExpected(r.Strategy, in.exp, in.params)
+	precise, whyNot := sim.PreciseExpected(in.exp, r.Strategy, in.params)
 	status := func(ok bool) string {
 		switch {
 		case !precise:
