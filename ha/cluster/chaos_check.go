@@ -38,6 +38,10 @@ const (
 	InvNoOrphans = "no-orphans"
 )
 
+// DefaultLinger is how long a node stays a member after the run ends,
+// unless --linger says otherwise.
+const DefaultLinger = time.Second
+
 // ChaosExitSlack is how long after its end plus linger a node may take to exit.
 const ChaosExitSlack = 3 * time.Second
 

@@ -7,7 +7,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -66,7 +65,7 @@ func BindNodeFlags(fs *pflag.FlagSet) func() (NodeOptions, error) {
 	fs.BoolVar(&o.AwaitStart, "await-start", false, "once ready, wait for POST /start {\"at\": unix-ns} on the control endpoint (what 'streamha cluster' does)")
 	fs.StringVar(&o.Profile, "profile", ProfileTuned, "failure-detector profile: tuned (~0.3–0.5 s), steady (~1 s, tolerates CPU starvation), local or lan (seconds)")
 	fs.BoolVar(&o.Hold, "hold", false, "stay alive after the run until SIGTERM (for orchestrators that restart exited containers)")
-	fs.DurationVar(&o.Linger, "linger", time.Second, "how long to stay a member after the run ends")
+	fs.DurationVar(&o.Linger, "linger", DefaultLinger, "how long to stay a member after the run ends")
 	return func() (NodeOptions, error) {
 		o.Join = join
 		if len(peers) > 0 {

@@ -190,9 +190,6 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 			Overhead: metrics.OverheadOf(ffTrace, base),
 			Extra:    clusterFigures(tr, e),
 		}
-		if run.Params == nil {
-			run.Params = map[string]string{}
-		}
 		if rep := spec.chaos; rep != nil {
 			if err := l.finishChaos(rep, name, out, ref.Trace, run.Recovery); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
@@ -316,7 +313,7 @@ func (l *launcher) finishChaos(rep *ChaosReport, strategy string, out *runOut, r
 		return err
 	}
 	rep.Applied, rep.Nodes, rep.Orphans, rep.Elapsed = out.applied, out.nodes, out.orphans, out.elapsed
-	rep.Bound = out.end + time.Second + ChaosExitSlack // the nodes' default --linger is 1 s
+	rep.Bound = out.end + DefaultLinger + ChaosExitSlack
 	rep.check(chaosInput{
 		exp: l.exp, topo: l.exp.Topology(st), replicas: st.Replicas(), params: l.exp.ParamsFor(strategy),
 		ref: ref, trace: out.trace, rec: rec,
@@ -949,9 +946,6 @@ func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
 		Recovery: metrics.RecoveryOf(ref.Trace, trace),
 		Overhead: metrics.OverheadOf(trace, nil),
 		Extra:    clusterFigures(trace, e),
-	}
-	if run.Params == nil {
-		run.Params = map[string]string{}
 	}
 	res.Runs = append(res.Runs, run)
 	return &Comparison{Result: res, Reference: ref.Trace, Runs: []RunOutcome{{Strategy: strategy, Dir: dir, Trace: trace}}}, nil

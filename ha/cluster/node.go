@@ -69,7 +69,8 @@ type NodeOptions struct {
 	// it is told to stop, for orchestrators that restart exited containers.
 	Hold bool
 	// Linger is how long the node keeps its membership after the run
-	// ended, so that peers finish before anyone sees it leave (default 1 s).
+	// ended, so that peers finish before anyone sees it leave
+	// (DefaultLinger on the command line).
 	Linger time.Duration
 	// Logger receives the node's log (default: stderr).
 	Logger *log.Logger
