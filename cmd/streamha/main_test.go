@@ -129,3 +129,11 @@ func TestStrategiesListsRegistry(t *testing.T) {
 	_, out, _ = runCLI(t, "strategies", "--all")
 	assert.Contains(t, out, "none")
 }
+
+func TestOperatorsListsTheLibrary(t *testing.T) {
+	code, out, _ := runCLI(t, "operators")
+	require.Equal(t, 0, code)
+	for _, want := range []string{"tumbling (convergent-capable)", "union (arbitrary)", "running_sum (deterministic)", "size", "value_gt"} {
+		assert.Contains(t, out, want)
+	}
+}
