@@ -83,7 +83,7 @@ func Model(e *sim.Experiment, strategy string, params map[string]string) map[str
 	switch strategy {
 	case "amnesia":
 		// Restart empty, no replay: the input in flight is lost, not caught up.
-	case "passive-standby", "passivestandby", "passive":
+	case "passive-standby":
 		iv := paramDuration(params, "checkpoint_interval", 0).Seconds()
 		if failed >= 0 {
 			restore = frags[failed].stateBytes * perByte
@@ -103,10 +103,10 @@ func Model(e *sim.Experiment, strategy string, params map[string]string) map[str
 			cpuExtra = 2 * ckpt / iv * perByte
 			bytesExtra = ckpt / iv
 		}
-	case "active-standby", "activestandby", "active":
+	case "active-standby":
 		// The secondary processed everything: nothing to replay or restore.
 		cpuExtra, bytesExtra = fragWork, fragBytes
-	case "upstream-backup", "upstreambackup", "upstream":
+	case "upstream-backup":
 		if failed >= 0 {
 			f := frags[failed]
 			replayTuples = f.in * f.window
