@@ -78,6 +78,12 @@ func strategyNames(flag string, e *sim.Experiment) ([]string, error) {
 	if flag == "all" {
 		return strategies.Names(false), nil
 	}
+	return parseStrategyList(flag)
+}
+
+// parseStrategyList reads a comma-separated --strategy value: registered
+// names, each once, in the order given.
+func parseStrategyList(flag string) ([]string, error) {
 	var ns []string
 	for _, n := range strings.Split(flag, ",") {
 		n = strings.TrimSpace(n)

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/streamha/streamha/sim"
-	"github.com/streamha/streamha/strategies"
 )
 
 func init() { extraCommands = append(extraCommands, newSoakCmd) }
@@ -120,21 +119,9 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 	if f.maxFailures < 0 {
 		return usage("--max-failures must not be negative, got %d", f.maxFailures)
 	}
-	var names []string
-	for _, s := range strings.Split(f.strategy, ",") {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
-		}
-		if _, err := strategies.Lookup(s); err != nil {
-			return err
-		}
-		if !slices.Contains(names, s) {
-			names = append(names, s)
-		}
-	}
-	if len(names) == 0 {
-		return usage("--strategy: no strategy named")
+	names, err := parseStrategyList(f.strategy)
+	if err != nil {
+		return err
 	}
 	total := int(f.runs) * len(names)
 	jobs := make(chan soakJob)
