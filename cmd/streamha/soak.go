@@ -13,9 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/streamha/streamha/sim"
 )
@@ -152,7 +150,7 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 	go func() { wg.Wait(); close(results) }()
 
 	began := time.Now()
-	bar := newSoakProgress(cmd.ErrOrStderr(), total, f.noProgress)
+	bar := newProgress(cmd.ErrOrStderr(), "soak", total, f.noProgress)
 	var outcomes []soakOutcome
 	failures := 0
 	stopped := false
@@ -164,7 +162,7 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 				writeErr = err // keep draining the workers
 			} else {
 				o.file = file
-				bar.note(fmt.Sprintf("%s: %s broke %s", file, o.res.Case.ID(), o.res.Violations[0].Invariant))
+				bar.note(fmt.Sprintf("soak failure: %s: %s broke %s", file, o.res.Case.ID(), o.res.Violations[0].Invariant))
 			}
 		}
 		outcomes = append(outcomes, o)
@@ -175,7 +173,7 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 				close(stop)
 			}
 		}
-		bar.set(len(outcomes))
+		bar.set(len(outcomes), total)
 	}
 	bar.finish()
 	wall := time.Since(began)
@@ -319,46 +317,4 @@ func countList(m map[string]int) string {
 		return "-"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// soakProgress is a progress bar on a terminal, silent otherwise; notes
-// (failures) go to the same writer either way.
-type soakProgress struct {
-	w   io.Writer
-	bar *progressbar.ProgressBar
-}
-
-func newSoakProgress(w io.Writer, total int, off bool) *soakProgress {
-	f, ok := w.(*os.File)
-	if off || !ok || !term.IsTerminal(int(f.Fd())) {
-		return &soakProgress{w: w}
-	}
-	return &soakProgress{w: w, bar: progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription("soak"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionThrottle(200*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)}
-}
-
-func (p *soakProgress) set(done int) {
-	if p.bar != nil {
-		_ = p.bar.Set(done)
-	}
-}
-
-func (p *soakProgress) note(s string) {
-	if p.bar != nil {
-		_ = p.bar.Clear()
-	}
-	fmt.Fprintln(p.w, "soak failure:", s)
-}
-
-func (p *soakProgress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
 }

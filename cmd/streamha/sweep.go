@@ -202,7 +202,7 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 	}
 	fmt.Fprintf(out, "sweep %s (%s): %d points (%d settings × %d seeds) × %d strategies, %d workers → %s\n",
 		sw.Name, sw.Hash(), total, sw.Settings(), len(sw.Seeds), len(sw.Strategies), f.workers, dir)
-	progress := newProgress(cmd.ErrOrStderr(), total, f.noProgress)
+	progress := newProgress(cmd.ErrOrStderr(), "sweep", total, f.noProgress)
 	start := time.Now()
 	points, err := reports.RunSweep(ctx, dir, sw, reports.SweepOptions{
 		Workers: f.workers, Shard: shard, Shards: shards, Progress: progress.set, Command: sweepCommand(f),
@@ -246,20 +246,23 @@ func renderSweep(out io.Writer, dir string) error {
 	return nil
 }
 
-// progress is a progress bar with ETA on a terminal, silent otherwise.
+// progress is a progress bar with ETA on a terminal, silent otherwise;
+// notes go to the same writer either way.
 type progress struct {
+	w   io.Writer
 	bar *progressbar.ProgressBar
 }
 
-func newProgress(w io.Writer, total int, off bool) *progress {
+func newProgress(w io.Writer, what string, total int, off bool) *progress {
 	f, ok := w.(*os.File)
 	if off || !ok || !term.IsTerminal(int(f.Fd())) {
-		return &progress{}
+		return &progress{w: w}
 	}
-	return &progress{bar: progressbar.NewOptions(total,
+	return &progress{w: w, bar: progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription("sweep"),
+		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionShowElapsedTimeOnFinish(),
 		progressbar.OptionThrottle(100*time.Millisecond),
@@ -271,6 +274,14 @@ func (p *progress) set(done, _ int) {
 	if p.bar != nil {
 		_ = p.bar.Set(done)
 	}
+}
+
+// note prints a line above the bar.
+func (p *progress) note(s string) {
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
+	fmt.Fprintln(p.w, s)
 }
 
 func (p *progress) finish() {
