@@ -72,9 +72,9 @@ func run(t *testing.T, yaml string) *sim.StrategyRun {
 	return &cmp.Runs[0]
 }
 
-func events(tr []ha.Event, keep func(ha.Event) bool) []ha.Event {
+func events(tr *ha.Trace, keep func(ha.Event) bool) []ha.Event {
 	var out []ha.Event
-	for _, e := range tr {
+	for _, e := range tr.Events() {
 		if keep(e) {
 			out = append(out, e)
 		}
@@ -82,8 +82,8 @@ func events(tr []ha.Event, keep func(ha.Event) bool) []ha.Event {
 	return out
 }
 
-func first(tr []ha.Event, kind ha.EventKind) (ha.Event, bool) {
-	for _, e := range tr {
+func first(tr *ha.Trace, kind ha.EventKind) (ha.Event, bool) {
+	for _, e := range tr.Events() {
 		if e.Kind == kind {
 			return e, true
 		}
@@ -91,8 +91,8 @@ func first(tr []ha.Event, kind ha.EventKind) (ha.Event, bool) {
 	return ha.Event{}, false
 }
 
-func stats(tr []ha.Event, host string) ha.NodeStats {
-	for _, e := range tr {
+func stats(tr *ha.Trace, host string) ha.NodeStats {
+	for _, e := range tr.Events() {
 		if e.Kind == ha.EvStats && e.Host == host && e.Stats != nil {
 			return *e.Stats
 		}
@@ -109,7 +109,7 @@ func extra(t *testing.T, r *sim.StrategyRun, key string) int64 {
 	return n
 }
 
-func takeovers(tr []ha.Event) []string {
+func takeovers(tr *ha.Trace) []string {
 	var hs []string
 	for _, e := range events(tr, func(e ha.Event) bool { return e.Kind == ha.EvTakeover }) {
 		hs = append(hs, e.Host)
@@ -118,7 +118,7 @@ func takeovers(tr []ha.Event) []string {
 }
 
 // staleDrops counts data messages from host dropped as stale by others.
-func staleDrops(tr []ha.Event, from string) int {
+func staleDrops(tr *ha.Trace, from string) int {
 	return len(events(tr, func(e ha.Event) bool {
 		return e.Kind == ha.EvFenced && e.Peer == from && e.Host != from && strings.Contains(e.Note, "stale")
 	}))

@@ -24,6 +24,7 @@ type Env interface {
 	Work(ops, bytes int)
 	// Rand is the node's own seeded random source.
 	Rand() *rand.Rand
-	// Trace records an event.
+	// Trace records an event. A delivery's Tuple (EvDeliver) is only valid
+	// during the call: an Env that keeps it must copy it (Trace.Add does).
 	Trace(e Event)
 }

@@ -91,10 +91,12 @@ type Node struct {
 	outScratch Tuple
 	inScratch  Tuple
 
-	// slabs the hot path carves sent batches, data messages and delivered
-	// tuples from, so that it allocates once per slab instead of once per
-	// message (see node_alloc.go)
+	// slabs the hot path carves sent batches and data messages from, so
+	// that it allocates once per slab instead of once per message (see
+	// node_alloc.go)
 	slabs slabs
+	// delivered is the sink's last delivered tuple, lent to Env.Trace.
+	delivered Tuple
 
 	stats NodeStats
 }
@@ -769,9 +771,8 @@ func (n *Node) process(t Tuple) {
 	}
 	if n.IsSink() {
 		n.pendWork++
-		tt := n.slabs.tuple()
-		*tt = t
-		n.Trace(Event{Kind: EvDeliver, Tuple: tt})
+		n.delivered = t
+		n.Trace(Event{Kind: EvDeliver, Tuple: &n.delivered})
 		return
 	}
 	if len(n.ops) == 0 {

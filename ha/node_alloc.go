@@ -6,18 +6,15 @@ package ha
 const (
 	tupleSlab   = 512 // tuples per batch slab (40 KiB)
 	messageSlab = 64  // data messages per message slab
-	deliverSlab = 256 // delivered tuples per trace slab
 )
 
-// slabs hands out memory for sent batches, data messages and the tuples
-// of sink-delivery trace events in chunks: one allocation serves many
-// messages. Every piece handed out is disjoint from every other and, for
-// batches, capacity-limited, so an append by a receiver reallocates rather
-// than writes into a neighbour.
+// slabs hands out memory for sent batches and data messages in chunks:
+// one allocation serves many messages. Every piece handed out is disjoint
+// from every other and, for batches, capacity-limited, so an append by a
+// receiver reallocates rather than writes into a neighbour.
 type slabs struct {
 	tuples   []Tuple
 	messages []Message
-	delivers []Tuple
 }
 
 // take returns the contents of *batch for sending: small batches are
@@ -49,13 +46,4 @@ func (s *slabs) message() *Message {
 	}
 	s.messages = s.messages[:len(s.messages)+1]
 	return &s.messages[len(s.messages)-1]
-}
-
-// tuple returns a zeroed tuple in slab memory for a delivery trace event.
-func (s *slabs) tuple() *Tuple {
-	if len(s.delivers) == cap(s.delivers) {
-		s.delivers = make([]Tuple, 0, deliverSlab)
-	}
-	s.delivers = s.delivers[:len(s.delivers)+1]
-	return &s.delivers[len(s.delivers)-1]
 }

@@ -1,6 +1,10 @@
 package ha
 
-import "time"
+import (
+	"encoding/json"
+	"iter"
+	"time"
+)
 
 // EventKind names a trace event.
 type EventKind string
@@ -62,4 +66,206 @@ type NodeStats struct {
 	Duplicates      int64  `json:"dup_dropped"`      // input duplicates dropped by seq
 	Fenced          int64  `json:"fenced_dropped"`   // messages dropped as stale
 	InputGaps       int64  `json:"input_gaps"`       // input seqs never received
+}
+
+// Delivery is one output the sink received, at time T.
+type Delivery struct {
+	T     time.Duration
+	Tuple Tuple
+}
+
+// Latency is the delivery's end-to-end latency from its intended emission time.
+func (d *Delivery) Latency() time.Duration { return d.T - time.Duration(d.Tuple.Emit) }
+
+// deliveryChunk is the number of deliveries per chunk of a Deliveries log
+// (a power of two, 352 KiB per chunk).
+const (
+	deliveryChunkBits = 12
+	deliveryChunk     = 1 << deliveryChunkBits
+)
+
+// Deliveries is a sink's output log in delivery order. It is stored in
+// fixed-size chunks that never move, so it grows without copying and holds
+// no pointers for the garbage collector to scan: 88 bytes per delivery.
+// The zero value is an empty log.
+type Deliveries struct {
+	chunks [][]Delivery
+	n      int
+}
+
+// Len is the number of deliveries.
+func (d *Deliveries) Len() int {
+	if d == nil {
+		return 0
+	}
+	return d.n
+}
+
+// At returns the i-th delivery (0 ≤ i < Len). The pointer stays valid for
+// the life of the log.
+func (d *Deliveries) At(i int) *Delivery {
+	return &d.chunks[i>>deliveryChunkBits][i&(deliveryChunk-1)]
+}
+
+// Append adds a delivery at the end.
+func (d *Deliveries) Append(x Delivery) {
+	if d.n&(deliveryChunk-1) == 0 {
+		d.chunks = append(d.chunks, make([]Delivery, deliveryChunk))
+	}
+	d.chunks[d.n>>deliveryChunkBits][d.n&(deliveryChunk-1)] = x
+	d.n++
+}
+
+// All yields every delivery with its index, in order.
+func (d *Deliveries) All() iter.Seq2[int, *Delivery] {
+	return func(yield func(int, *Delivery) bool) {
+		for i := 0; i < d.Len(); i++ {
+			if !yield(i, d.At(i)) {
+				return
+			}
+		}
+	}
+}
+
+// Last returns the last delivery, or nil when there is none.
+func (d *Deliveries) Last() *Delivery {
+	if d.Len() == 0 {
+		return nil
+	}
+	return d.At(d.n - 1)
+}
+
+// Trace is the record of one run: every event in the order it was traced.
+// The sink's deliveries, most of a long run's events, are kept apart in a
+// compact Deliveries log instead of as an Event (136 bytes) pointing at a
+// Tuple (80 bytes) the garbage collector must scan; All gives the events
+// back interleaved exactly as they were added. The zero value is an empty
+// trace; a nil *Trace reads as empty.
+type Trace struct {
+	events []Event // every event but deliveries, in order
+	before []int   // before[i]: number of deliveries added before events[i]
+	dels   Deliveries
+	sinks  []sinkRun // host of the deliveries from index from on
+}
+
+// sinkRun names the host of a run of consecutive deliveries.
+type sinkRun struct {
+	from int
+	host string
+}
+
+// NewTrace returns a trace holding events, in their order.
+func NewTrace(events ...Event) *Trace {
+	t := &Trace{}
+	for _, e := range events {
+		t.Add(e)
+	}
+	return t
+}
+
+// Add appends an event. A delivery (EvDeliver with a Tuple) is copied into
+// the delivery log — its time, host and tuple; a delivery has no other
+// fields — so its Tuple pointer need only be valid during the call. Any
+// other event is kept as it is.
+func (t *Trace) Add(e Event) {
+	if e.Kind != EvDeliver || e.Tuple == nil {
+		t.events = append(t.events, e)
+		t.before = append(t.before, t.dels.n)
+		return
+	}
+	if len(t.sinks) == 0 || t.sinks[len(t.sinks)-1].host != e.Host {
+		t.sinks = append(t.sinks, sinkRun{from: t.dels.n, host: e.Host})
+	}
+	t.dels.Append(Delivery{T: e.T, Tuple: *e.Tuple})
+}
+
+// Len is the number of events, deliveries included.
+func (t *Trace) Len() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.events) + t.dels.n
+}
+
+// Events returns every event except the sink's deliveries, in order. The
+// slice belongs to the trace.
+func (t *Trace) Events() []Event {
+	if t == nil {
+		return nil
+	}
+	return t.events
+}
+
+// Deliveries returns the sink's deliveries in order.
+func (t *Trace) Deliveries() *Deliveries {
+	if t == nil {
+		return &Deliveries{}
+	}
+	return &t.dels
+}
+
+// All yields every event in the order it was added, deliveries included
+// (their Tuple points into the trace's delivery log: do not modify it).
+func (t *Trace) All() iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		if t == nil {
+			return
+		}
+		d, s := 0, 0
+		emit := func(upTo int) bool {
+			for ; d < upTo; d++ {
+				for s+1 < len(t.sinks) && t.sinks[s+1].from <= d {
+					s++
+				}
+				x := t.dels.At(d)
+				if !yield(Event{T: x.T, Kind: EvDeliver, Host: t.sinks[s].host, Tuple: &x.Tuple}) {
+					return false
+				}
+			}
+			return true
+		}
+		for i := range t.events {
+			if !emit(t.before[i]) || !yield(t.events[i]) {
+				return
+			}
+		}
+		emit(t.dels.n)
+	}
+}
+
+// Slice returns every event in order as one slice (a copy; deliveries'
+// Tuples still point into the trace).
+func (t *Trace) Slice() []Event {
+	out := make([]Event, 0, t.Len())
+	for e := range t.All() {
+		out = append(out, e)
+	}
+	return out
+}
+
+// Slice returns a copy of the deliveries as one slice.
+func (d *Deliveries) Slice() []Delivery {
+	out := make([]Delivery, 0, d.Len())
+	for _, x := range d.All() {
+		out = append(out, *x)
+	}
+	return out
+}
+
+// MarshalJSON writes the trace as a JSON array of its events, in order.
+func (t *Trace) MarshalJSON() ([]byte, error) {
+	return json.Marshal(t.Slice())
+}
+
+// UnmarshalJSON reads a JSON array of events.
+func (t *Trace) UnmarshalJSON(b []byte) error {
+	var evs []Event
+	if err := json.Unmarshal(b, &evs); err != nil {
+		return err
+	}
+	*t = Trace{}
+	for _, e := range evs {
+		t.Add(e)
+	}
+	return nil
 }

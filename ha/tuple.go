@@ -56,8 +56,24 @@ func (id OutputID) String() string {
 	}
 }
 
+// keyNames holds the names of the first keys, so that formatting the key
+// of every delivery for the classifier does not allocate.
+var keyNames = func() (names [1024]string) {
+	for k := range names {
+		names[k] = formatKey(uint32(k))
+	}
+	return names
+}()
+
 // KeyName formats a key index ("k03").
 func KeyName(k uint32) string {
+	if int(k) < len(keyNames) {
+		return keyNames[k]
+	}
+	return formatKey(k)
+}
+
+func formatKey(k uint32) string {
 	if k < 10 {
 		return "k0" + strconv.FormatUint(uint64(k), 10)
 	}

@@ -436,7 +436,7 @@ func lab7() *Lab {
 		det := ptrMs(on.rec().DetectionMs)
 		c.number("q1", det, 0, 1, "ms", "From the pause event to the first detect event of B.", "the 'detect ms' column.")
 		var pause time.Duration
-		for _, e := range on.sr.Trace {
+		for _, e := range on.sr.Trace.Events() {
 			if e.Kind == ha.EvPause {
 				pause = time.Duration(e.N)
 				break

@@ -25,9 +25,9 @@ func (l *Lab) experiment(name string) (*sim.Experiment, error) {
 // question may need.
 type run struct {
 	sr        *sim.StrategyRun
-	reference []ha.Event
+	reference *ha.Trace
 	cls       classify.Result
-	exp, obs  []metrics.Delivery
+	exp, obs  *ha.Deliveries
 }
 
 // simulate runs strategy name on the lab's experiment file.
@@ -44,7 +44,7 @@ func (l *Lab) simulate(file, name string) (*run, error) {
 		return nil, err
 	}
 	r := &run{sr: &cmp.Runs[0], reference: cmp.Reference}
-	r.exp, r.obs = metrics.Deliveries(cmp.Reference), metrics.Deliveries(r.sr.Trace)
+	r.exp, r.obs = cmp.Reference.Deliveries(), r.sr.Trace.Deliveries()
 	r.cls = classify.Classify(metrics.Outputs(r.exp), metrics.Outputs(r.obs), metrics.Marks(r.sr.Trace))
 	return r, nil
 }
@@ -58,7 +58,7 @@ func (r *run) statusIDs(status string) []string {
 	var out []string
 	for i, s := range r.cls.Status {
 		if s == status {
-			id := r.obs[i].Tuple.ID.String()
+			id := r.obs.At(i).Tuple.ID.String()
 			if !slices.Contains(out, id) {
 				out = append(out, id)
 			}
@@ -71,11 +71,11 @@ func (r *run) statusIDs(status string) []string {
 // copy lacks (all of them when never delivered); only shortfalls > 0.
 func (r *run) lostPerID() map[string]int64 {
 	last := map[ha.OutputID]uint32{}
-	for _, d := range r.obs {
+	for _, d := range r.obs.All() {
 		last[d.Tuple.ID] = d.Tuple.Lineage.N
 	}
 	out := map[string]int64{}
-	for _, d := range r.exp {
+	for _, d := range r.exp.All() {
 		if short := int64(d.Tuple.Lineage.N) - int64(last[d.Tuple.ID]); short > 0 {
 			out[d.Tuple.ID.String()] = max(out[d.Tuple.ID.String()], short)
 		}
@@ -86,7 +86,7 @@ func (r *run) lostPerID() map[string]int64 {
 // replayed sums the tuples host replayed after the first fault.
 func (r *run) replayed(host string) int64 {
 	var n int64
-	for _, e := range r.sr.Trace {
+	for _, e := range r.sr.Trace.Events() {
 		if e.Kind == ha.EvReplayStart && e.Host == host {
 			n += e.N
 		}
@@ -95,9 +95,9 @@ func (r *run) replayed(host string) int64 {
 }
 
 // stat sums a per-host counter over the faulty run's end-of-run stats.
-func stat(trace []ha.Event, f func(*ha.NodeStats) int64) int64 {
+func stat(trace *ha.Trace, f func(*ha.NodeStats) int64) int64 {
 	var n int64
-	for _, e := range trace {
+	for _, e := range trace.Events() {
 		if e.Kind == ha.EvStats && e.Stats != nil {
 			n += f(e.Stats)
 		}

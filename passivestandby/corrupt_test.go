@@ -12,8 +12,8 @@ import (
 
 // corruptNotes returns the backup's notes about checkpoints it found
 // unusable, and the simulator's notes about the bytes it flipped.
-func corruptNotes(trace []ha.Event) (detected, injected []ha.Event) {
-	for _, e := range trace {
+func corruptNotes(trace *ha.Trace) (detected, injected []ha.Event) {
+	for _, e := range trace.Events() {
 		if e.Kind != ha.EvNote {
 			continue
 		}

@@ -92,7 +92,7 @@ func run(t *testing.T, x exp) sim.StrategyRun {
 
 // simTrace runs the experiment under passive standby alone, with its
 // faults or without, and returns the trace.
-func simTrace(t *testing.T, x exp, failureFree bool) []ha.Event {
+func simTrace(t *testing.T, x exp, failureFree bool) *ha.Trace {
 	t.Helper()
 	e := x.parse(t)
 	st, err := strategies.Build(passivestandby.Name, e.ParamsFor(passivestandby.Name))
@@ -105,9 +105,9 @@ func simTrace(t *testing.T, x exp, failureFree bool) []ha.Event {
 }
 
 // events returns the trace events of a kind (and host, when not "").
-func events(trace []ha.Event, kind ha.EventKind, host string) []ha.Event {
+func events(trace *ha.Trace, kind ha.EventKind, host string) []ha.Event {
 	var out []ha.Event
-	for _, e := range trace {
+	for _, e := range trace.Events() {
 		if e.Kind == kind && (host == "" || e.Host == host) {
 			out = append(out, e)
 		}

@@ -99,12 +99,12 @@ func TestFailures(t *testing.T) {
 	cases := []struct {
 		name   string
 		faults string
-		check  func(t *testing.T, trace []ha.Event)
+		check  func(t *testing.T, trace *ha.Trace)
 	}{
 		{
 			name:   "crash of the first node",
 			faults: "\n  - {at: 3.4s, crash: A}",
-			check: func(t *testing.T, trace []ha.Event) {
+			check: func(t *testing.T, trace *ha.Trace) {
 				require.Len(t, events(trace, ha.EvRestore, "A.1"), 1)
 				replays := events(trace, ha.EvReplayStart, "src")
 				require.NotEmpty(t, replays)
@@ -114,7 +114,7 @@ func TestFailures(t *testing.T) {
 		{
 			name:   "crash of the backup",
 			faults: "\n  - {at: 3.4s, crash: B.1}",
-			check: func(t *testing.T, trace []ha.Event) {
+			check: func(t *testing.T, trace *ha.Trace) {
 				assert.Empty(t, events(trace, ha.EvTakeover, ""), "the primary keeps serving")
 				var noted bool
 				for _, e := range events(trace, ha.EvNote, "B") {
@@ -129,7 +129,7 @@ func TestFailures(t *testing.T) {
 		{
 			name:   "crash of the primary then of the new primary",
 			faults: "\n  - {at: 3s, crash: B}\n  - {at: 4.1s, crash: B.1}",
-			check: func(t *testing.T, trace []ha.Event) {
+			check: func(t *testing.T, trace *ha.Trace) {
 				tk := events(trace, ha.EvTakeover, "")
 				require.Len(t, tk, 2)
 				assert.Equal(t, "B.1", tk[0].Host)
@@ -143,7 +143,7 @@ func TestFailures(t *testing.T) {
 		{
 			name:   "pause of the primary past the detection timeout",
 			faults: "\n  - {at: 3.4s, pause: B, for: 1s}",
-			check: func(t *testing.T, trace []ha.Event) {
+			check: func(t *testing.T, trace *ha.Trace) {
 				tk := events(trace, ha.EvTakeover, "")
 				require.Len(t, tk, 1)
 				assert.Equal(t, "B.1", tk[0].Host)

@@ -37,15 +37,15 @@ func ReadResult(path string) (*metrics.Result, error) {
 }
 
 // WriteTrace writes a trace as JSON Lines.
-func WriteTrace(path string, trace []ha.Event) error {
+func WriteTrace(path string, trace *ha.Trace) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("write trace: %w", err)
 	}
 	w := bufio.NewWriter(f)
 	enc := json.NewEncoder(w)
-	for i := range trace {
-		if err := enc.Encode(&trace[i]); err != nil {
+	for e := range trace.All() {
+		if err := enc.Encode(&e); err != nil {
 			f.Close()
 			return fmt.Errorf("write %s: %w", path, err)
 		}
@@ -58,20 +58,20 @@ func WriteTrace(path string, trace []ha.Event) error {
 }
 
 // ReadTrace reads a trace written by WriteTrace.
-func ReadTrace(path string) ([]ha.Event, error) {
+func ReadTrace(path string) (*ha.Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var out []ha.Event
+	out := &ha.Trace{}
 	dec := json.NewDecoder(bufio.NewReader(f))
 	for dec.More() {
 		var e ha.Event
 		if err := dec.Decode(&e); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		out = append(out, e)
+		out.Add(e)
 	}
 	return out, nil
 }

@@ -43,12 +43,12 @@ var (
 
 // runMarkers extracts crash/pause, first detection per peer, takeovers and
 // catch-ups from a trace, and the shaded fault windows.
-func runMarkers(trace []ha.Event, rec metrics.Recovery) ([]marker, [][2]float64) {
+func runMarkers(trace *ha.Trace, rec metrics.Recovery) ([]marker, [][2]float64) {
 	var ms []marker
 	var windows [][2]float64
 	detected := map[string]bool{}
 	sec := func(d time.Duration) float64 { return d.Seconds() }
-	for _, e := range trace {
+	for _, e := range trace.Events() {
 		switch e.Kind {
 		case ha.EvCrash:
 			ms = append(ms, marker{sec(e.T), "crash " + e.Host, colCrash})
@@ -116,14 +116,14 @@ func decorate(p *plot.Plot, ms []marker, windows [][2]float64, ylo, yhi float64,
 // LatencyFigure renders one run's end-to-end latency (log scale) and
 // output throughput over time, with crash, detection, takeover and
 // catch-up marked and the fault window (fault → recovery) shaded.
-func LatencyFigure(name, strategy string, faulty []ha.Event, rec metrics.Recovery) (Figure, error) {
+func LatencyFigure(name, strategy string, faulty *ha.Trace, rec metrics.Recovery) (Figure, error) {
 	title := fmt.Sprintf("%s: end-to-end latency and throughput over time", strategy)
-	ds := metrics.Deliveries(faulty)
-	if len(ds) == 0 {
+	ds := faulty.Deliveries()
+	if ds.Len() == 0 {
 		return single(name, title, []string{"no output delivered"}, emptyPlot(title, "the sink received no output"))
 	}
-	lat := make(plotter.XYs, 0, len(ds))
-	for _, d := range ds {
+	lat := make(plotter.XYs, 0, ds.Len())
+	for _, d := range ds.All() {
 		lat = append(lat, plotter.XY{X: d.T.Seconds(), Y: float64(d.Latency()) / 1e6})
 	}
 	lat = thinMax(lat, maxPoints)
@@ -155,12 +155,12 @@ func LatencyFigure(name, strategy string, faulty []ha.Event, rec metrics.Recover
 	}
 
 	// Throughput in bins of about 1/100 of the run, at least 10 outputs per bin on average.
-	end := ds[len(ds)-1].T.Seconds()
-	bin := math.Max(end/100, 10*end/float64(len(ds)))
+	end := ds.Last().T.Seconds()
+	bin := math.Max(end/100, 10*end/float64(ds.Len()))
 	bin = niceBin(bin)
 	nb := int(math.Ceil(end/bin)) + 1
 	counts := make([]float64, nb)
-	for _, d := range ds {
+	for _, d := range ds.All() {
 		counts[min(nb-1, int(d.T.Seconds()/bin))]++
 	}
 	thr := make(plotter.XYs, 0, 2*nb)
@@ -239,12 +239,12 @@ func thinMax(xy plotter.XYs, n int) plotter.XYs {
 // outputs at their expected time, and the expected outputs for reference.
 // Gap shows as missing or wrong outputs, rollback as duplicates stepping
 // back, precise as deliveries on the expected line.
-func OutputFigure(name, strategy string, reference, faulty []ha.Event, rec metrics.Recovery) (Figure, error) {
-	exp, obs := metrics.Deliveries(reference), metrics.Deliveries(faulty)
+func OutputFigure(name, strategy string, reference, faulty *ha.Trace, rec metrics.Recovery) (Figure, error) {
+	exp, obs := reference.Deliveries(), faulty.Deliveries()
 	eo, oo := metrics.Outputs(exp), metrics.Outputs(obs)
 	res := classify.Classify(eo, oo, nil)
 	title := fmt.Sprintf("%s: output timeline (%s)", strategy, recoveryText(res))
-	if len(exp) == 0 && len(obs) == 0 {
+	if exp.Len() == 0 && obs.Len() == 0 {
 		return single(name, title, []string{"no output"}, emptyPlot(title, "neither run delivered any output"))
 	}
 	pos := make(map[string]int, len(eo))
@@ -254,11 +254,11 @@ func OutputFigure(name, strategy string, reference, faulty []ha.Event, rec metri
 		}
 	}
 	var expXY, okXY, dupXY, wrongXY, spurXY, missXY plotter.XYs
-	for i, d := range exp {
+	for i, d := range exp.All() {
 		expXY = append(expXY, plotter.XY{X: d.T.Seconds(), Y: float64(i)})
 	}
 	last := 0.0
-	for i, d := range obs {
+	for i, d := range obs.All() {
 		y, ok := pos[oo[i].ID]
 		if !ok {
 			y = int(last) // a spurious id sits where the stream was
@@ -278,7 +278,7 @@ func OutputFigure(name, strategy string, reference, faulty []ha.Event, rec metri
 	}
 	for _, id := range res.MissingIDs {
 		if i, ok := pos[id]; ok {
-			missXY = append(missXY, plotter.XY{X: exp[i].T.Seconds(), Y: float64(i)})
+			missXY = append(missXY, plotter.XY{X: exp.At(i).T.Seconds(), Y: float64(i)})
 		}
 	}
 	var notes []string
@@ -290,7 +290,7 @@ func OutputFigure(name, strategy string, reference, faulty []ha.Event, rec metri
 
 	p := newPlot(title, "delivery time (s)", "position in the failure-free output", notes)
 	p.Legend.Top, p.Legend.Left = true, true
-	ymax := math.Max(1, float64(len(exp)))
+	ymax := math.Max(1, float64(exp.Len()))
 	ms, windows := runMarkers(faulty, rec)
 	if err := decorate(p, ms, windows, 0, ymax, true); err != nil {
 		return Figure{}, err
@@ -303,7 +303,7 @@ func OutputFigure(name, strategy string, reference, faulty []ha.Event, rec metri
 		l.LineStyle.Color = colExpected
 		l.LineStyle.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("expected (%d)", len(exp)), l)
+		p.Legend.Add(fmt.Sprintf("expected (%d)", exp.Len()), l)
 	}
 	groups := []struct {
 		label string
@@ -354,7 +354,7 @@ func every(xy plotter.XYs, n int) plotter.XYs {
 
 // RunFigures renders the latency/throughput and output-timeline figures
 // of every strategy of a comparison (traces in runs, parallel to names).
-func RunFigures(reference []ha.Event, names []string, traces [][]ha.Event, recs []metrics.Recovery) ([]Figure, error) {
+func RunFigures(reference *ha.Trace, names []string, traces []*ha.Trace, recs []metrics.Recovery) ([]Figure, error) {
 	var figs []Figure
 	for i, n := range names {
 		stem := sanitizeName(n)

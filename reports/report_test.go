@@ -32,8 +32,8 @@ func compareRun(t *testing.T) *sim.Comparison {
 	return cmp
 }
 
-func traces(cmp *sim.Comparison) [][]ha.Event {
-	out := make([][]ha.Event, len(cmp.Runs))
+func traces(cmp *sim.Comparison) []*ha.Trace {
+	out := make([]*ha.Trace, len(cmp.Runs))
 	for i, r := range cmp.Runs {
 		out[i] = r.Trace
 	}

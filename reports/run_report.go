@@ -94,7 +94,7 @@ func modelTable(runs []metrics.Run) *table {
 // WriteRunDir writes a run directory — result.json, the reference trace,
 // one trace per strategy (traces parallel to r.Runs) — and its report: the
 // counterpart of LoadRunDir, for simulated and cluster runs alike.
-func WriteRunDir(dir string, r *metrics.Result, reference []ha.Event, traces [][]ha.Event) error {
+func WriteRunDir(dir string, r *metrics.Result, reference *ha.Trace, traces []*ha.Trace) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create output directory: %w", err)
 	}
@@ -117,7 +117,7 @@ func WriteRunDir(dir string, r *metrics.Result, reference []ha.Event, traces [][
 // report.md, report.html, results.csv, results.json and, per strategy, the
 // latency/throughput and output-timeline figures (PNG and SVG). traces are
 // the faulty traces parallel to r.Runs. It returns the figures.
-func WriteRunReport(dir string, r *metrics.Result, reference []ha.Event, traces [][]ha.Event) ([]Figure, error) {
+func WriteRunReport(dir string, r *metrics.Result, reference *ha.Trace, traces []*ha.Trace) ([]Figure, error) {
 	if len(traces) != len(r.Runs) {
 		return nil, fmt.Errorf("run report: %d traces for %d runs", len(traces), len(r.Runs))
 	}
@@ -191,7 +191,7 @@ func joinSemi(xs []string) string {
 
 // LoadRunDir reads a run directory written by `streamha run`: result.json,
 // the reference trace and each strategy's trace.
-func LoadRunDir(dir string) (*metrics.Result, []ha.Event, [][]ha.Event, error) {
+func LoadRunDir(dir string) (*metrics.Result, *ha.Trace, []*ha.Trace, error) {
 	r, err := ReadResult(filepath.Join(dir, ResultFile))
 	if err != nil {
 		return nil, nil, nil, err
@@ -200,7 +200,7 @@ func LoadRunDir(dir string) (*metrics.Result, []ha.Event, [][]ha.Event, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	traces := make([][]ha.Event, len(r.Runs))
+	traces := make([]*ha.Trace, len(r.Runs))
 	for i, run := range r.Runs {
 		if traces[i], err = ReadTrace(TraceFile(dir, run.Strategy)); err != nil {
 			return nil, nil, nil, err

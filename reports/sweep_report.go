@@ -106,7 +106,7 @@ func WriteSweepReport(dir string, meta *SweepMeta, points []PointResult) ([]Figu
 	}
 	names := make([]string, len(cmp.Runs))
 	recs := make([]metrics.Recovery, len(cmp.Runs))
-	trs := make([][]ha.Event, len(cmp.Runs))
+	trs := make([]*ha.Trace, len(cmp.Runs))
 	for i, r := range cmp.Runs {
 		names[i], recs[i], trs[i] = r.Run.Strategy, r.Run.Recovery, r.Trace
 	}

@@ -10,9 +10,9 @@ import (
 
 // tupleEvents counts tuples handled by any node (processed by a fragment
 // or delivered to the sink) in a trace.
-func tupleEvents(trace []ha.Event) int64 {
+func tupleEvents(trace *ha.Trace) int64 {
 	var n int64
-	for _, e := range trace {
+	for _, e := range trace.Events() {
 		if e.Kind == ha.EvStats {
 			n += e.Stats.Tuples
 		}

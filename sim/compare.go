@@ -22,7 +22,7 @@ type Reporter interface {
 type StrategyRun struct {
 	Run metrics.Run
 	// Trace is the faulty run's trace.
-	Trace []ha.Event
+	Trace *ha.Trace
 	// Events is the number of simulator events processed (both runs).
 	Events int64
 }
@@ -31,7 +31,7 @@ type StrategyRun struct {
 type Comparison struct {
 	Result *metrics.Result
 	// Reference is the failure-free no-HA run's trace (O_e).
-	Reference []ha.Event
+	Reference *ha.Trace
 	Runs      []StrategyRun
 }
 
@@ -83,7 +83,7 @@ func Compare(e *Experiment, names []string) (*Comparison, error) {
 }
 
 // RunStrategy runs one strategy with and without faults and computes its figures.
-func (e *Experiment) RunStrategy(name string, reference []ha.Event, base *metrics.Overhead) (*StrategyRun, error) {
+func (e *Experiment) RunStrategy(name string, reference *ha.Trace, base *metrics.Overhead) (*StrategyRun, error) {
 	info, err := strategies.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -115,6 +115,9 @@ func (e *Experiment) RunStrategy(name string, reference []ha.Event, base *metric
 	if r, ok := st.(Reporter); ok {
 		extra = r.Report()
 	}
+	// Classify before the failure-free run so that its trace and the
+	// classifier's working set are never held at the same time.
+	rec := metrics.RecoveryOf(reference, faulty.Trace)
 	st2, err := build()
 	if err != nil {
 		return nil, err
@@ -129,7 +132,7 @@ func (e *Experiment) RunStrategy(name string, reference []ha.Event, base *metric
 	}
 	run := metrics.Run{
 		Strategy: name, Params: params.Values(),
-		Recovery: metrics.RecoveryOf(reference, faulty.Trace),
+		Recovery: rec,
 		Overhead: metrics.OverheadOf(ff.Trace, base),
 		Extra:    extra,
 	}

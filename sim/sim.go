@@ -107,7 +107,7 @@ type Config struct {
 // Outcome is what a run produced.
 type Outcome struct {
 	// Trace is every event in time order.
-	Trace []ha.Event
+	Trace *ha.Trace
 	// Events is the number of events the simulator processed.
 	Events int64
 	// Truncated reports that the run hit Config.MaxEvents before its end.
@@ -247,7 +247,7 @@ type Sim struct {
 	seq     uint64
 	hosts   map[string]*host
 	order   []*host
-	trace   []ha.Event
+	trace   ha.Trace
 	events  int64
 	active  []int // indices of faults in force (partition, delay, loss)
 	current *host
@@ -357,13 +357,13 @@ func (s *Sim) Loop() {
 	for _, h := range s.order {
 		st := h.node.Stats()
 		st.CPU = int64(h.cpu)
-		s.trace = append(s.trace, ha.Event{T: s.now, Kind: ha.EvStats, Host: h.name, Stats: &st})
+		s.trace.Add(ha.Event{T: s.now, Kind: ha.EvStats, Host: h.name, Stats: &st})
 	}
 }
 
 // Outcome returns the run's trace.
 func (s *Sim) Outcome() *Outcome {
-	return &Outcome{Trace: s.trace, Events: s.events, Truncated: s.truncated}
+	return &Outcome{Trace: &s.trace, Events: s.events, Truncated: s.truncated}
 }
 
 func (s *Sim) handle(e *event) {
@@ -448,7 +448,7 @@ func (s *Sim) startFault(i int) {
 		if h.state == crashed {
 			return
 		}
-		s.trace = append(s.trace, ha.Event{T: s.now, Kind: ha.EvCrash, Host: f.Host})
+		s.trace.Add(ha.Event{T: s.now, Kind: ha.EvCrash, Host: f.Host})
 		h.state = crashed
 		h.inbox, h.head = nil, 0
 		s.unreachable(h)
@@ -457,14 +457,14 @@ func (s *Sim) startFault(i int) {
 		if h.state != up {
 			return
 		}
-		s.trace = append(s.trace, ha.Event{T: s.now, Kind: ha.EvPause, Host: f.Host, N: int64(f.For)})
+		s.trace.Add(ha.Event{T: s.now, Kind: ha.EvPause, Host: f.Host, N: int64(f.For)})
 		h.state = paused
 		s.unreachable(h)
 		s.push(&event{at: s.now + f.For, kind: evFaultEnd, f: i})
 	case FaultPartition, FaultDelay, FaultLoss, FaultCorrupt:
 		s.active = append(s.active, i)
 		if f.Kind == FaultPartition {
-			s.trace = append(s.trace, ha.Event{T: s.now, Kind: ha.EvPartition, Note: fmt.Sprint(f.Groups)})
+			s.trace.Add(ha.Event{T: s.now, Kind: ha.EvPartition, Note: fmt.Sprint(f.Groups)})
 			s.partitionDetect(f)
 		}
 		s.push(&event{at: s.now + f.For, kind: evFaultEnd, f: i})
@@ -481,7 +481,7 @@ func (s *Sim) endFault(i int) {
 		}
 		h.state = up
 		h.incident++
-		s.trace = append(s.trace, ha.Event{T: s.now, Kind: ha.EvResume, Host: f.Host})
+		s.trace.Add(ha.Event{T: s.now, Kind: ha.EvResume, Host: f.Host})
 		if h.busyUntil < s.now {
 			h.busyUntil = s.now
 		}
@@ -490,7 +490,7 @@ func (s *Sim) endFault(i int) {
 	default:
 		s.active = slices.DeleteFunc(s.active, func(j int) bool { return j == i })
 		if f.Kind == FaultPartition {
-			s.trace = append(s.trace, ha.Event{T: s.now, Kind: ha.EvHeal, Note: fmt.Sprint(f.Groups)})
+			s.trace.Add(ha.Event{T: s.now, Kind: ha.EvHeal, Note: fmt.Sprint(f.Groups)})
 			for _, g := range f.Groups {
 				for _, name := range g {
 					h := s.hosts[name]
@@ -626,7 +626,7 @@ func (e *env) Now() time.Duration { return e.h.start + e.h.charged }
 
 func (e *env) Rand() *rand.Rand { return e.h.rng }
 
-func (e *env) Trace(ev ha.Event) { e.s.trace = append(e.s.trace, ev) }
+func (e *env) Trace(ev ha.Event) { e.s.trace.Add(ev) }
 
 func (e *env) Work(ops, bytes int) {
 	c := e.s.cfg.CPU
@@ -676,7 +676,7 @@ func (e *env) Send(to string, m *ha.Message) {
 		}
 		if l.crng.Float64() < p {
 			m = corrupt(m, l.crng)
-			s.trace = append(s.trace, ha.Event{T: dep, Kind: ha.EvNote, Host: e.h.name, Peer: to, Seq: m.Seq,
+			s.trace.Add(ha.Event{T: dep, Kind: ha.EvNote, Host: e.h.name, Peer: to, Seq: m.Seq,
 				Note: "fault: corrupted one byte of a " + m.Type + " message"})
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 )
@@ -30,7 +29,7 @@ cpu: {per_op: 1us, per_byte: 1ns, per_event: 1us}
 detector: {heartbeat: 50ms, timeout: 200ms}
 `
 
-func runTrace(t *testing.T, yaml string, strategy string) []ha.Event {
+func runTrace(t *testing.T, yaml string, strategy string) *ha.Trace {
 	t.Helper()
 	e, err := sim.Parse([]byte(yaml), "test")
 	require.NoError(t, err)
@@ -44,7 +43,7 @@ func runTrace(t *testing.T, yaml string, strategy string) []ha.Event {
 }
 
 // latencyIn returns the latencies of outputs emitted (intended) in [from, to).
-func latencyIn(ds []metrics.Delivery, from, to time.Duration) []time.Duration {
+func latencyIn(ds []ha.Delivery, from, to time.Duration) []time.Duration {
 	var l []time.Duration
 	for _, d := range ds {
 		if e := time.Duration(d.Tuple.Emit); e >= from && e < to {
@@ -74,12 +73,12 @@ func meanDur(ls []time.Duration) time.Duration {
 }
 
 func TestNetworkModel(t *testing.T) {
-	base := metrics.Deliveries(runTrace(t, mapQuery, "none"))
+	base := runTrace(t, mapQuery, "none").Deliveries().Slice()
 	require.Equal(t, 3999, len(base), "every source tuple is delivered once without faults")
 	require.Less(t, maxDur(latencyIn(base, 0, 4*time.Second)), 5*time.Millisecond)
 
 	t.Run("delay", func(t *testing.T) {
-		ds := metrics.Deliveries(runTrace(t, mapQuery+"faults: [{at: 1s, for: 1s, delay: {from: A, to: sink, extra: 50ms}}]\n", "none"))
+		ds := runTrace(t, mapQuery+"faults: [{at: 1s, for: 1s, delay: {from: A, to: sink, extra: 50ms}}]\n", "none").Deliveries().Slice()
 		require.Equal(t, 3999, len(ds), "delay loses nothing")
 		in := latencyIn(ds, 1100*time.Millisecond, 1900*time.Millisecond)
 		require.NotEmpty(t, in)
@@ -100,7 +99,7 @@ nodes:
   - {name: A, ops: [{map: {scale: 1}}]}
 network: {latency: 1ms, bandwidth: 600kbps}
 `
-		ds := metrics.Deliveries(runTrace(t, y, "none"))
+		ds := runTrace(t, y, "none").Deliveries().Slice()
 		require.Equal(t, 3999, len(ds))
 		early, late := meanDur(latencyIn(ds, 0, time.Second)), meanDur(latencyIn(ds, 3*time.Second, 4*time.Second))
 		assert.Greater(t, late, 4*early, "a saturated link builds a queue: latency grows over time (early %s, late %s)", early, late)
@@ -108,11 +107,11 @@ network: {latency: 1ms, bandwidth: 600kbps}
 	})
 	t.Run("loss", func(t *testing.T) {
 		tr := runTrace(t, mapQuery+"faults: [{at: 1s, for: 1s, loss: {from: src, to: A, p: 0.5}}]\n", "none")
-		ds := metrics.Deliveries(tr)
+		ds := tr.Deliveries().Slice()
 		lost := 3999 - len(ds)
 		assert.InDelta(t, 500, lost, 100, "about half of one second of input is lost")
 		var gaps int64
-		for _, e := range tr {
+		for _, e := range tr.Events() {
 			if e.Kind == ha.EvStats && e.Host == "A" {
 				gaps = e.Stats.InputGaps
 			}
@@ -121,7 +120,7 @@ network: {latency: 1ms, bandwidth: 600kbps}
 	})
 	t.Run("partition", func(t *testing.T) {
 		tr := runTrace(t, mapQuery+"faults: [{at: 1s, for: 1s, partition: [[A], [sink]]}]\n", "none")
-		ds := metrics.Deliveries(tr)
+		ds := tr.Deliveries().Slice()
 		for _, d := range ds {
 			assert.False(t, d.T > 1010*time.Millisecond && d.T < 2*time.Second, "nothing crosses the partition (delivery at %s)", d.T)
 		}
@@ -129,7 +128,7 @@ network: {latency: 1ms, bandwidth: 600kbps}
 		// dead until it sees it alive again, one heartbeat (50 ms) after the heal.
 		assert.InDelta(t, 2950, len(ds), 10)
 		detected := false
-		for _, e := range tr {
+		for _, e := range tr.Events() {
 			if e.Kind == ha.EvDetect && e.Host == "sink" && e.Peer == "A" {
 				detected = true
 				assert.Greater(t, e.T, 1200*time.Millisecond)
@@ -156,7 +155,7 @@ cpu: {per_op: 500us, per_event: 0s, per_byte: 0s}
 detector: {heartbeat: 50ms, timeout: 500ms}
 faults: [{at: 1s, pause: A, for: 150ms}]
 `
-	ds := metrics.Deliveries(runTrace(t, y, "none"))
+	ds := runTrace(t, y, "none").Deliveries().Slice()
 	require.Equal(t, 2999, len(ds))
 	first := latencyIn(ds, 1000*time.Millisecond, 1010*time.Millisecond)
 	require.NotEmpty(t, first)
@@ -201,7 +200,7 @@ func TestDefaultExperimentAmnesiaIsGap(t *testing.T) {
 
 func TestNoHAStaysDown(t *testing.T) {
 	tr := runTrace(t, mapQuery+"faults: [{at: 2s, crash: A}]\n", "none")
-	ds := metrics.Deliveries(tr)
+	ds := tr.Deliveries().Slice()
 	for _, d := range ds {
 		require.Less(t, d.T, 2010*time.Millisecond, "nothing after the crash without HA")
 	}

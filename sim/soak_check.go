@@ -134,10 +134,8 @@ func (res *SoakResult) run(factor, slack int64) error {
 	res.LostBound = res.Emitted
 	if c.Query != "repeatable" && c.Query != "convergent" {
 		res.LostBound = 0
-		for _, ev := range ref.Trace {
-			if ev.Kind == ha.EvDeliver && ev.Tuple != nil {
-				res.LostBound += int64(ev.Tuple.Lineage.N)
-			}
+		for _, d := range ref.Trace.Deliveries().All() {
+			res.LostBound += int64(d.Tuple.Lineage.N)
 		}
 	}
 
@@ -184,9 +182,9 @@ func (res *SoakResult) run(factor, slack int64) error {
 
 // inputsOfFirstFragment counts the source tuples: in the failure-free
 // no-HA run, every one of them is processed by the first fragment's primary.
-func inputsOfFirstFragment(trace []ha.Event, topo *ha.Topology) int64 {
+func inputsOfFirstFragment(trace *ha.Trace, topo *ha.Topology) int64 {
 	var n int64
-	for _, ev := range trace {
+	for _, ev := range trace.Events() {
 		if ev.Kind == ha.EvStats && ev.Stats != nil && ev.Host == topo.Frags[0].Hosts[0] {
 			n += ev.Stats.Tuples
 		}
@@ -216,12 +214,12 @@ func (res *SoakResult) queueBound() (bound int64, what string) {
 	return res.Emitted, fmt.Sprintf("the %d source tuples", res.Emitted)
 }
 
-func (res *SoakResult) checkQueues(trace []ha.Event, topo *ha.Topology) {
+func (res *SoakResult) checkQueues(trace *ha.Trace, topo *ha.Topology) {
 	bound, what := res.queueBound()
 	if bound < 0 {
 		return
 	}
-	for _, ev := range trace {
+	for _, ev := range trace.Events() {
 		if ev.Kind != ha.EvStats || ev.Stats == nil {
 			continue
 		}

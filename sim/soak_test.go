@@ -235,8 +235,8 @@ func buildStrategy(c *SoakCase) (ha.Strategy, error) {
 }
 
 // fakeStats is a trace with one host's end-of-run counters.
-func fakeStats(host string, peakQueue int64) []ha.Event {
-	return []ha.Event{{Kind: ha.EvStats, Host: host, Stats: &ha.NodeStats{PeakQueue: peakQueue}}}
+func fakeStats(host string, peakQueue int64) *ha.Trace {
+	return ha.NewTrace(ha.Event{Kind: ha.EvStats, Host: host, Stats: &ha.NodeStats{PeakQueue: peakQueue}})
 }
 
 // TestCorruptFaultConfig: the corrupt fault (used by the soak and the

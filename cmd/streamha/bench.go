@@ -187,9 +187,9 @@ func human(v float64) string {
 
 // tupleEvents counts tuples handled by any host (processed by a fragment or
 // delivered to the sink), from the hosts' end-of-run counters.
-func tupleEvents(trace []ha.Event) int64 {
+func tupleEvents(trace *ha.Trace) int64 {
 	var n int64
-	for _, e := range trace {
+	for _, e := range trace.Events() {
 		if e.Kind == ha.EvStats {
 			n += e.Stats.Tuples
 		}
@@ -388,7 +388,7 @@ func runInproc(n int, strategy string) (time.Duration, int64, error) {
 		return 0, 0, err
 	}
 	var emitted int64
-	for _, ev := range o.Trace {
+	for _, ev := range o.Trace.Events() {
 		if ev.Kind == ha.EvStats && ev.Host == "A" {
 			emitted = ev.Stats.Tuples
 		}

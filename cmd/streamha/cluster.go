@@ -265,7 +265,7 @@ func clusterCommand(f clusterFlags, e *sim.Experiment) string {
 }
 
 func writeClusterDir(dir string, cmp *cluster.Comparison) error {
-	traces := make([][]ha.Event, len(cmp.Runs))
+	traces := make([]*ha.Trace, len(cmp.Runs))
 	for i, r := range cmp.Runs {
 		traces[i] = r.Trace
 	}

@@ -157,7 +157,7 @@ func reproduceCommand(f runFlags, e *sim.Experiment) string {
 
 func writeRunDir(dir string, cmp *sim.Comparison) error {
 	reports.AddModelsFromConfig(cmp.Result)
-	traces := make([][]ha.Event, len(cmp.Runs))
+	traces := make([]*ha.Trace, len(cmp.Runs))
 	for i, r := range cmp.Runs {
 		traces[i] = r.Trace
 	}

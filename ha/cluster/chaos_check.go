@@ -135,8 +135,8 @@ type chaosInput struct {
 	topo     *ha.Topology
 	replicas int
 	params   map[string]any
-	ref      []ha.Event
-	trace    []ha.Event
+	ref      *ha.Trace
+	trace    *ha.Trace
 	rec      metrics.Recovery
 }
 
@@ -250,7 +250,7 @@ func (r *ChaosReport) withinModel(in chaosInput) (bool, string) {
 		}
 	}
 	first := map[string]time.Duration{} // host → when it was first lost
-	for _, ev := range in.trace {
+	for _, ev := range in.trace.Events() {
 		var h string
 		switch ev.Kind {
 		case ha.EvCrash:
@@ -294,13 +294,13 @@ func (r *ChaosReport) withinModel(in chaosInput) (bool, string) {
 
 // missingBefore counts the expected outputs (by id) whose failure-free
 // delivery came before cutoff and that the run never delivered.
-func missingBefore(ref, trace []ha.Event, cutoff time.Duration) (missing, expected int, examples []string) {
+func missingBefore(ref, trace *ha.Trace, cutoff time.Duration) (missing, expected int, examples []string) {
 	got := map[ha.OutputID]bool{}
-	for _, d := range metrics.Deliveries(trace) {
+	for _, d := range trace.Deliveries().All() {
 		got[d.Tuple.ID] = true
 	}
 	seen := map[ha.OutputID]bool{}
-	for _, d := range metrics.Deliveries(ref) {
+	for _, d := range ref.Deliveries().All() {
 		id := d.Tuple.ID
 		if d.T > cutoff || seen[id] {
 			continue
@@ -331,13 +331,13 @@ func emittedBound(in chaosInput) (int64, string) {
 	}
 	if join {
 		var n int64
-		for _, d := range metrics.Deliveries(in.ref) {
+		for _, d := range in.ref.Deliveries().All() {
 			n += int64(d.Tuple.Lineage.N)
 		}
 		return n, "the lineage of every expected output"
 	}
 	var n int64
-	for _, ev := range in.ref {
+	for _, ev := range in.ref.Events() {
 		if ev.Kind == ha.EvStats && ev.Stats != nil && ev.Host == in.topo.Frags[0].Hosts[0] {
 			n += ev.Stats.Tuples
 		}

@@ -129,24 +129,24 @@ func TestChaosReportVerdicts(t *testing.T) {
 	require.NoError(t, err)
 	ref := cmp.Reference
 	topo := &ha.Topology{Sources: []string{"src"}, Sink: "sink", Frags: []ha.Fragment{{Name: "A", Hosts: []string{"A", "A.1", "A.2", "A.3"}}}}
-	deliveries := func(tr []ha.Event) []ha.Event {
-		return slices.DeleteFunc(slices.Clone(tr), func(ev ha.Event) bool { return ev.Kind != ha.EvDeliver })
+	deliveries := func(tr *ha.Trace) []ha.Event {
+		return slices.DeleteFunc(tr.Slice(), func(ev ha.Event) bool { return ev.Kind != ha.EvDeliver })
 	}
 	good := deliveries(ref)
 	require.NotEmpty(t, good)
 	kill := ChaosFault{At: 500 * time.Millisecond, Kind: ChaosKill, Host: "A", Destructive: true}
 	crash := ha.Event{T: kill.At, Kind: ha.EvCrash, Host: "A"}
 	detect := ha.Event{T: kill.At + 300*time.Millisecond, Kind: ha.EvDetect, Host: "A.1", Peer: "A"}
-	withFault := func(tr []ha.Event, evs ...ha.Event) []ha.Event {
+	withFault := func(tr []ha.Event, evs ...ha.Event) *ha.Trace {
 		out := append(slices.Clone(tr), evs...)
 		slices.SortStableFunc(out, func(a, b ha.Event) int { return int(a.T - b.T) })
-		return out
+		return ha.NewTrace(out...)
 	}
 	nodes := []NodeExit{{Host: "A", PID: 1, Status: "signal: killed", Chaos: true}, {Host: "A.1", PID: 2, Status: "exit status 0"}}
 	for _, tc := range []struct {
 		name     string
 		strategy string
-		trace    []ha.Event
+		trace    *ha.Trace
 		mutate   func(r *ChaosReport)
 		want     map[string]string
 	}{

@@ -96,7 +96,7 @@ func TestClusterEndToEnd(t *testing.T) {
 		assert.Less(t, *rec.DetectionMs, 3000.0, "the steady profile detects within ~1 s")
 		assert.Positive(t, rec.Delivered)
 		var crash, takeover, stats bool
-		for _, ev := range cmp.Runs[i].Trace {
+		for _, ev := range cmp.Runs[i].Trace.Events() {
 			switch ev.Kind {
 			case ha.EvCrash:
 				crash = crash || ev.Host == "B"

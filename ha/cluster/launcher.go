@@ -73,7 +73,7 @@ type LaunchConfig struct {
 type Comparison struct {
 	Result *metrics.Result
 	// Reference is the simulated failure-free no-HA trace (O_e).
-	Reference []ha.Event
+	Reference *ha.Trace
 	Runs      []RunOutcome
 }
 
@@ -83,7 +83,7 @@ type RunOutcome struct {
 	// Dir holds the run's per-node files.
 	Dir string
 	// Trace is the merged trace of every node plus the injected faults.
-	Trace []ha.Event
+	Trace *ha.Trace
 	// Chaos is the chaos report (LaunchConfig.Chaos runs only).
 	Chaos *ChaosReport
 }
@@ -205,9 +205,9 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 // clusterFigures are real-run figures beyond the common metrics: the
 // transport's drops (summed over nodes) and the first fragment's
 // throughput over the emission period.
-func clusterFigures(trace []ha.Event, e *sim.Experiment) map[string]any {
+func clusterFigures(trace *ha.Trace, e *sim.Experiment) map[string]any {
 	var dropped, faultDropped, first int64
-	for _, ev := range trace {
+	for _, ev := range trace.Events() {
 		switch {
 		case ev.Kind == ha.EvNote && strings.HasPrefix(ev.Note, transportNote):
 			var ts TransportStats
@@ -296,7 +296,7 @@ func (l *launcher) faultsFor(strategy string) (*faultSpec, error) {
 
 // runOut is what one real run produced.
 type runOut struct {
-	trace []ha.Event
+	trace *ha.Trace
 	dir   string
 	// Chaos runs only: how every process ended, and the orphans left.
 	nodes   []NodeExit
@@ -307,7 +307,7 @@ type runOut struct {
 }
 
 // finishChaos completes a chaos report from the run and checks it.
-func (l *launcher) finishChaos(rep *ChaosReport, strategy string, out *runOut, ref []ha.Event, rec metrics.Recovery) error {
+func (l *launcher) finishChaos(rep *ChaosReport, strategy string, out *runOut, ref *ha.Trace, rec metrics.Recovery) error {
 	st, err := strategies.Build(strategy, l.exp.ParamsFor(strategy))
 	if err != nil {
 		return err
@@ -484,7 +484,7 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 	trace = append(trace, events...)
 	evMu.Unlock()
 	sort.SliceStable(trace, func(i, j int) bool { return trace[i].T < trace[j].T })
-	out.trace = trace
+	out.trace = ha.NewTrace(trace...)
 	return out, nil
 }
 
@@ -914,7 +914,7 @@ func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
-	var trace []ha.Event
+	var events []ha.Event
 	found := 0
 	for _, h := range e.Topology(st).Hosts() {
 		tr, err := ReadTraceTolerant(TraceFileOf(dir, h))
@@ -924,12 +924,13 @@ func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
 		if tr != nil {
 			found++
 		}
-		trace = append(trace, tr...)
+		events = append(events, tr...)
 	}
 	if found == 0 {
 		return nil, fmt.Errorf("collect: no <host>.trace.jsonl of strategy %s in %s", strategy, dir)
 	}
-	sort.SliceStable(trace, func(i, j int) bool { return trace[i].T < trace[j].T })
+	sort.SliceStable(events, func(i, j int) bool { return events[i].T < events[j].T })
+	trace := ha.NewTrace(events...)
 	cfgText, _ := yaml.Marshal(e)
 	params, _ := strategies.Lookup(strategy)
 	p, err := params.Parse(e.ParamsFor(strategy))

@@ -58,7 +58,7 @@ type Config struct {
 // Outcome is what a run produced.
 type Outcome struct {
 	// Trace is every event, ordered by time (stable for equal times).
-	Trace []ha.Event
+	Trace *ha.Trace
 	// Wall is how long the run took.
 	Wall time.Duration
 	// LastData is when the last data message finished being handled by any
@@ -121,7 +121,7 @@ type host struct {
 	node    *ha.Node
 	box     mailbox
 	rng     *rand.Rand
-	trace   []ha.Event
+	trace   ha.Trace
 	crashed atomic.Bool
 	crashAt atomic.Int64
 	cpu     time.Duration
@@ -269,11 +269,12 @@ func (r *runtime) crash(name string) {
 
 func (r *runtime) outcome(wall time.Duration) *Outcome {
 	out := &Outcome{Wall: wall, LastData: time.Duration(r.lastData.Load())}
+	var all []ha.Event
 	for _, h := range r.order {
-		out.Trace = append(out.Trace, h.trace...)
+		all = slices.AppendSeq(all, h.trace.All())
 		out.Handled += h.handled
 	}
-	slices.SortStableFunc(out.Trace, func(a, b ha.Event) int {
+	slices.SortStableFunc(all, func(a, b ha.Event) int {
 		switch {
 		case a.T < b.T:
 			return -1
@@ -289,8 +290,9 @@ func (r *runtime) outcome(wall time.Duration) *Outcome {
 	for _, h := range r.order {
 		st := h.node.Stats()
 		st.CPU = int64(h.cpu)
-		out.Trace = append(out.Trace, ha.Event{T: end, Kind: ha.EvStats, Host: h.name, Stats: &st})
+		all = append(all, ha.Event{T: end, Kind: ha.EvStats, Host: h.name, Stats: &st})
 	}
+	out.Trace = ha.NewTrace(all...)
 	return out
 }
 
@@ -311,7 +313,7 @@ func (h *host) loop() {
 			}
 			if h.crashed.Load() {
 				if it.kind == itCrash {
-					h.trace = append(h.trace, ha.Event{T: time.Duration(h.crashAt.Load()), Kind: ha.EvCrash, Host: h.name})
+					h.trace.Add(ha.Event{T: time.Duration(h.crashAt.Load()), Kind: ha.EvCrash, Host: h.name})
 				}
 				h.discard([]item{it})
 				continue
@@ -385,7 +387,7 @@ func (e *env) Now() time.Duration { return e.h.r.now() }
 
 func (e *env) Rand() *rand.Rand { return e.h.rng }
 
-func (e *env) Trace(ev ha.Event) { e.h.trace = append(e.h.trace, ev) }
+func (e *env) Trace(ev ha.Event) { e.h.trace.Add(ev) }
 
 // Work is counted by the node itself (NodeStats.Work); busy time is measured.
 func (e *env) Work(ops, bytes int) {}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/inproc"
-	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 
@@ -63,9 +62,9 @@ func expected(t *testing.T) int {
 }
 
 // sourceIDs is the number of distinct source ids the sink received and the number of deliveries.
-func sourceIDs(trace []ha.Event) (distinct, deliveries int) {
+func sourceIDs(trace *ha.Trace) (distinct, deliveries int) {
 	seen := map[int64]bool{}
-	for _, d := range metrics.Deliveries(trace) {
+	for _, d := range trace.Deliveries().All() {
 		deliveries++
 		seen[d.Tuple.ID.X] = true
 	}
@@ -85,7 +84,7 @@ func TestRunDeliversEverySourceTupleOnce(t *testing.T) {
 			require.Less(t, out.Wall, cfg.End, "the run stopped once drained")
 			require.Greater(t, out.LastData, time.Duration(0))
 			var stats int
-			for _, e := range out.Trace {
+			for _, e := range out.Trace.Events() {
 				if e.Kind == ha.EvStats {
 					stats++
 				}
@@ -112,7 +111,7 @@ func TestCrashAmnesiaLosesInputPassiveStandbyDoesNot(t *testing.T) {
 			distinct, _ := sourceIDs(out.Trace)
 			want := expected(t)
 			kinds := map[ha.EventKind]int{}
-			for _, e := range out.Trace {
+			for _, e := range out.Trace.Events() {
 				kinds[e.Kind]++
 			}
 			require.Equal(t, 1, kinds[ha.EvCrash])

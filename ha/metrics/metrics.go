@@ -100,30 +100,10 @@ type NodeFigures struct {
 	CheckpointBytes int64   `json:"checkpoint_bytes"`
 }
 
-// Delivery is one output received by the sink.
-type Delivery struct {
-	T     time.Duration // delivery time
-	Tuple ha.Tuple
-}
-
-// Latency is the delivery's end-to-end latency from its intended emission time.
-func (d Delivery) Latency() time.Duration { return d.T - time.Duration(d.Tuple.Emit) }
-
-// Deliveries extracts the sink's deliveries from a trace, in order.
-func Deliveries(trace []ha.Event) []Delivery {
-	var out []Delivery
-	for i := range trace {
-		if trace[i].Kind == ha.EvDeliver && trace[i].Tuple != nil {
-			out = append(out, Delivery{T: trace[i].T, Tuple: *trace[i].Tuple})
-		}
-	}
-	return out
-}
-
 // Outputs converts deliveries for the classifier.
-func Outputs(ds []Delivery) []classify.Output {
-	out := make([]classify.Output, len(ds))
-	for i, d := range ds {
+func Outputs(ds *ha.Deliveries) []classify.Output {
+	out := make([]classify.Output, ds.Len())
+	for i, d := range ds.All() {
 		out[i] = classify.Output{
 			ID: d.Tuple.ID.String(), Key: ha.KeyName(d.Tuple.Key),
 			Value: classify.CanonicalFloat(d.Tuple.Value),
@@ -142,14 +122,14 @@ func ptr(f float64) *float64 { return &f }
 // crash, or when nothing crashed, the first pause or partition that some
 // node detected (a pause shorter than the detector timeout is invisible
 // to the strategies and is not a failure they recover from).
-func FirstFault(trace []ha.Event) (time.Duration, string, bool) {
-	for _, e := range trace {
+func FirstFault(trace *ha.Trace) (time.Duration, string, bool) {
+	for _, e := range trace.Events() {
 		if e.Kind == ha.EvCrash {
 			return e.T, e.Host, true
 		}
 	}
 	var pending []ha.Event
-	for _, e := range trace {
+	for _, e := range trace.Events() {
 		switch e.Kind {
 		case ha.EvPause, ha.EvPartition:
 			pending = append(pending, e)
@@ -165,10 +145,10 @@ func FirstFault(trace []ha.Event) (time.Duration, string, bool) {
 }
 
 // Marks turns fault, detection, takeover and replay events into classifier marks.
-func Marks(trace []ha.Event) []classify.Mark {
+func Marks(trace *ha.Trace) []classify.Mark {
 	var marks []classify.Mark
 	detected := map[string]bool{}
-	for _, e := range trace {
+	for _, e := range trace.Events() {
 		switch e.Kind {
 		case ha.EvCrash:
 			marks = append(marks, classify.Mark{At: ms(e.T), Label: "the crash of " + e.Host})
@@ -195,14 +175,14 @@ func Marks(trace []ha.Event) []classify.Mark {
 
 // RecoveryOf computes the recovery figures of a faulty run against the
 // failure-free reference run of the same experiment and seed.
-func RecoveryOf(reference, faulty []ha.Event) Recovery {
-	exp, obs := Deliveries(reference), Deliveries(faulty)
+func RecoveryOf(reference, faulty *ha.Trace) Recovery {
+	exp, obs := reference.Deliveries(), faulty.Deliveries()
 	c := classify.Classify(Outputs(exp), Outputs(obs), Marks(faulty))
 	r := Recovery{
 		Type: c.Type, Subtype: c.Subtype, Missing: c.Missing, Duplicates: c.Duplicates,
 		Wrong: c.Wrong, Spurious: c.Spurious,
 		ConvergedAtMs: c.ConvergedAt, Explanations: c.Explanations,
-		Delivered: len(obs), Expected: len(exp),
+		Delivered: obs.Len(), Expected: exp.Len(),
 	}
 	if r.Explanations == nil {
 		r.Explanations = []string{}
@@ -213,11 +193,12 @@ func RecoveryOf(reference, faulty []ha.Event) Recovery {
 		return r
 	}
 	r.DetectionMs = detection(faulty, fault, host)
-	r.RecoveryMs = recoveryTime(exp, obs, fault)
+	ref := firstLatencies(exp)
+	r.RecoveryMs = recoveryTime(ref, obs, exp, fault)
 	if end, ok := serviceRestored(faulty, fault); ok && r.RecoveryMs != nil && ms(end-fault) > *r.RecoveryMs {
 		r.RecoveryMs = ptr(ms(end - fault))
 	}
-	r.MaxAddedLatencyMs = maxAdded(exp, obs)
+	r.MaxAddedLatencyMs = maxAdded(ref, obs)
 	r.UnavailableMs = unavailable(exp, obs)
 	return r
 }
@@ -229,15 +210,15 @@ func RecoveryOf(reference, faulty []ha.Event) Recovery {
 // largest shortfall of the key, so a lost tuple is not counted once per
 // later output. It replaces the classifier's lost_inputs, which must sum
 // every shortfall because it knows nothing of output kinds.
-func lostInputs(exp, obs []Delivery) int64 {
-	last := make(map[ha.OutputID]uint32, len(obs))
-	for _, d := range obs {
+func lostInputs(exp, obs *ha.Deliveries) int64 {
+	last := make(map[ha.OutputID]uint32, obs.Len())
+	for _, d := range obs.All() {
 		last[d.Tuple.ID] = d.Tuple.Lineage.N
 	}
 	var total int64
 	running := map[uint32]int64{}
-	seen := make(map[ha.OutputID]bool, len(exp))
-	for _, d := range exp {
+	seen := make(map[ha.OutputID]bool, exp.Len())
+	for _, d := range exp.All() {
 		id := d.Tuple.ID
 		if seen[id] {
 			continue
@@ -260,8 +241,8 @@ func lostInputs(exp, obs []Delivery) int64 {
 	return total
 }
 
-func detection(trace []ha.Event, fault time.Duration, host string) *float64 {
-	for _, e := range trace {
+func detection(trace *ha.Trace, fault time.Duration, host string) *float64 {
+	for _, e := range trace.Events() {
 		if e.Kind == ha.EvDetect && e.T >= fault && (host == "" || e.Peer == host) {
 			return ptr(ms(e.T - fault))
 		}
@@ -271,10 +252,10 @@ func detection(trace []ha.Event, fault time.Duration, host string) *float64 {
 
 // serviceRestored is when the last takeover after the fault completed its
 // catch-up (or, without a catch-up event, the takeover itself).
-func serviceRestored(trace []ha.Event, fault time.Duration) (time.Duration, bool) {
+func serviceRestored(trace *ha.Trace, fault time.Duration) (time.Duration, bool) {
 	var end time.Duration
 	found := false
-	for _, e := range trace {
+	for _, e := range trace.Events() {
 		if e.T < fault {
 			continue
 		}
@@ -290,15 +271,16 @@ func serviceRestored(trace []ha.Event, fault time.Duration) (time.Duration, bool
 // only when it is both above that bound and slower than the same output
 // was in the failure-free run by more than the same 10 %: natural jitter,
 // which the failure-free run shows too, is not a failure's doing.
-func recoveryTime(exp, obs []Delivery, fault time.Duration) *float64 {
+// ref holds each expected output's failure-free latency (firstLatencies).
+func recoveryTime(ref map[ha.OutputID]time.Duration, obs, exp *ha.Deliveries, fault time.Duration) *float64 {
 	var pre []time.Duration
-	for _, d := range obs {
+	for _, d := range obs.All() {
 		if d.T < fault {
 			pre = append(pre, d.Latency())
 		}
 	}
 	if len(pre) == 0 {
-		for _, d := range exp {
+		for _, d := range exp.All() {
 			pre = append(pre, d.Latency())
 		}
 	}
@@ -307,14 +289,8 @@ func recoveryTime(exp, obs []Delivery, fault time.Duration) *float64 {
 	}
 	median := quantile(pre, 0.5)
 	slack := median / 10
-	ref := make(map[ha.OutputID]time.Duration, len(exp))
-	for _, d := range exp {
-		if _, ok := ref[d.Tuple.ID]; !ok {
-			ref[d.Tuple.ID] = d.Latency()
-		}
-	}
 	lastBad := -1
-	for i, d := range obs {
+	for i, d := range obs.All() {
 		if d.T < fault || d.Latency() <= median+slack {
 			continue
 		}
@@ -326,10 +302,10 @@ func recoveryTime(exp, obs []Delivery, fault time.Duration) *float64 {
 	if lastBad < 0 {
 		return ptr(0)
 	}
-	if lastBad+1 < len(obs) {
-		return ptr(ms(obs[lastBad+1].T - fault))
+	if lastBad+1 < obs.Len() {
+		return ptr(ms(obs.At(lastBad+1).T - fault))
 	}
-	return ptr(ms(obs[lastBad].T - fault))
+	return ptr(ms(obs.At(lastBad).T - fault))
 }
 
 func quantile(xs []time.Duration, q float64) time.Duration {
@@ -342,16 +318,21 @@ func quantile(xs []time.Duration, q float64) time.Duration {
 	return s[max(0, min(i, len(s)-1))]
 }
 
-func maxAdded(exp, obs []Delivery) float64 {
-	ref := make(map[ha.OutputID]time.Duration, len(exp))
-	for _, d := range exp {
+// firstLatencies maps each output id to the latency of its first delivery.
+func firstLatencies(ds *ha.Deliveries) map[ha.OutputID]time.Duration {
+	ref := make(map[ha.OutputID]time.Duration, ds.Len())
+	for _, d := range ds.All() {
 		if _, ok := ref[d.Tuple.ID]; !ok {
 			ref[d.Tuple.ID] = d.Latency()
 		}
 	}
-	seen := make(map[ha.OutputID]bool, len(obs))
+	return ref
+}
+
+func maxAdded(ref map[ha.OutputID]time.Duration, obs *ha.Deliveries) float64 {
+	seen := make(map[ha.OutputID]bool, obs.Len())
 	var worst time.Duration
-	for _, d := range obs {
+	for _, d := range obs.All() {
 		if seen[d.Tuple.ID] {
 			continue
 		}
@@ -363,27 +344,27 @@ func maxAdded(exp, obs []Delivery) float64 {
 	return ms(worst)
 }
 
-func maxGap(ds []Delivery, until time.Duration) time.Duration {
+func maxGap(ds *ha.Deliveries, until time.Duration) time.Duration {
 	var g time.Duration
-	for i := 1; i < len(ds) && ds[i].T <= until; i++ {
-		g = max(g, ds[i].T-ds[i-1].T)
+	for i := 1; i < ds.Len() && ds.At(i).T <= until; i++ {
+		g = max(g, ds.At(i).T-ds.At(i-1).T)
 	}
 	return g
 }
 
 // unavailable is the longest interval without output beyond the normal
 // (failure-free) longest inter-output gap, up to the last expected output.
-func unavailable(exp, obs []Delivery) float64 {
-	if len(exp) == 0 {
+func unavailable(exp, obs *ha.Deliveries) float64 {
+	if exp.Len() == 0 {
 		return 0
 	}
-	end := exp[len(exp)-1].T
+	end := exp.Last().T
 	normal := maxGap(exp, end)
 	g := maxGap(obs, end)
-	if len(obs) > 0 && obs[len(obs)-1].T < end {
-		g = max(g, end-obs[len(obs)-1].T)
+	if last := obs.Last(); last != nil && last.T < end {
+		g = max(g, end-last.T)
 	}
-	if len(obs) == 0 {
+	if obs.Len() == 0 {
 		g = end
 	}
 	return ms(max(0, g-normal))
@@ -391,9 +372,9 @@ func unavailable(exp, obs []Delivery) float64 {
 
 // OverheadOf sums the end-of-run counters of a failure-free run; baseline,
 // when non-nil, fills the ratios.
-func OverheadOf(trace []ha.Event, baseline *Overhead) Overhead {
+func OverheadOf(trace *ha.Trace, baseline *Overhead) Overhead {
 	var o Overhead
-	for _, e := range trace {
+	for _, e := range trace.Events() {
 		if e.Kind != ha.EvStats || e.Stats == nil {
 			continue
 		}
@@ -409,8 +390,9 @@ func OverheadOf(trace []ha.Event, baseline *Overhead) Overhead {
 			PeakQueue: s.PeakQueue, PeakQueueBytes: s.PeakQueueBytes, CheckpointBytes: s.CheckpointBytes,
 		})
 	}
-	var lat []time.Duration
-	for _, d := range Deliveries(trace) {
+	ds := trace.Deliveries()
+	lat := make([]time.Duration, 0, ds.Len())
+	for _, d := range ds.All() {
 		lat = append(lat, d.Latency())
 	}
 	o.LatencyP50Ms = ms(quantile(lat, 0.5))

@@ -48,7 +48,7 @@ func TestRecoveryFigures(t *testing.T) {
 		deliver(1320*ms, 0, 13, 20*ms, 10),
 	)
 	faulty = append(faulty, ref[13:]...)
-	r := metrics.RecoveryOf(ref, faulty)
+	r := metrics.RecoveryOf(ha.NewTrace(ref...), ha.NewTrace(faulty...))
 	assert.Equal(t, "precise", r.Type)
 	require.NotNil(t, r.DetectionMs)
 	assert.InDelta(t, 200, *r.DetectionMs, 1e-9)
@@ -69,7 +69,7 @@ func TestRecoveryNeverBeforeTakeover(t *testing.T) {
 		ha.Event{T: 1260 * ms, Kind: ha.EvTakeover, Host: "B.1"},
 		ha.Event{T: 1275 * ms, Kind: ha.EvCaughtUp, Host: "B.1"},
 	)
-	r := metrics.RecoveryOf(ref, faulty)
+	r := metrics.RecoveryOf(ha.NewTrace(ref...), ha.NewTrace(faulty...))
 	require.NotNil(t, r.RecoveryMs)
 	assert.InDelta(t, 225, *r.RecoveryMs, 1e-9, "service is back only once the takeover caught up")
 }
@@ -81,13 +81,13 @@ func TestLostInputsCountsEachTupleOnce(t *testing.T) {
 	ref := []ha.Event{running(1*ms, 1, 1), running(2*ms, 2, 2), running(3*ms, 3, 3), running(4*ms, 4, 4)}
 	// Restarted after update 2 lost its state: later outputs miss 2 inputs each.
 	faulty := []ha.Event{running(1*ms, 1, 1), running(2*ms, 2, 2), running(3*ms, 3, 1), running(4*ms, 4, 2)}
-	r := metrics.RecoveryOf(ref, faulty)
+	r := metrics.RecoveryOf(ha.NewTrace(ref...), ha.NewTrace(faulty...))
 	assert.Equal(t, "gap", r.Type)
 	assert.EqualValues(t, 2, r.LostInputs, "a running aggregate's lost tuples count once, not once per later output")
 
 	wins := steady(3)
 	short := []ha.Event{wins[0], deliver(200*ms, 0, 2, 3*ms, 4)}
-	r = metrics.RecoveryOf(wins, short)
+	r = metrics.RecoveryOf(ha.NewTrace(wins...), ha.NewTrace(short...))
 	assert.EqualValues(t, 6+10, r.LostInputs, "windows: shortfall of #2 plus all of the missing #3")
 	assert.Equal(t, 1, r.Missing)
 }
@@ -98,12 +98,12 @@ func TestFirstFaultIgnoresUndetectedPause(t *testing.T) {
 		{T: 3 * time.Second, Kind: ha.EvPause, Host: "C"},
 		{T: 3300 * ms, Kind: ha.EvDetect, Host: "A", Peer: "C"},
 	}
-	at, host, ok := metrics.FirstFault(tr)
+	at, host, ok := metrics.FirstFault(ha.NewTrace(tr...))
 	require.True(t, ok)
 	assert.Equal(t, 3*time.Second, at)
 	assert.Equal(t, "C", host)
 	tr = append(tr, ha.Event{T: 5 * time.Second, Kind: ha.EvCrash, Host: "D"})
-	at, host, _ = metrics.FirstFault(tr)
+	at, host, _ = metrics.FirstFault(ha.NewTrace(tr...))
 	assert.Equal(t, 5*time.Second, at, "a crash takes precedence")
 	assert.Equal(t, "D", host)
 }
@@ -112,8 +112,8 @@ func TestOverheadRatios(t *testing.T) {
 	stats := func(host string, msgs, bytes, cpu, peak int64) ha.Event {
 		return ha.Event{Kind: ha.EvStats, Host: host, Stats: &ha.NodeStats{Messages: msgs, Bytes: bytes, CPU: cpu, PeakQueue: peak}}
 	}
-	base := metrics.OverheadOf([]ha.Event{stats("A", 100, 1000, 2e6, 0), stats("B", 100, 1000, 2e6, 0)}, nil)
-	o := metrics.OverheadOf([]ha.Event{stats("A", 200, 2100, 4e6, 50), stats("A.1", 100, 1000, 4e6, 70)}, &base)
+	base := metrics.OverheadOf(ha.NewTrace(stats("A", 100, 1000, 2e6, 0), stats("B", 100, 1000, 2e6, 0)), nil)
+	o := metrics.OverheadOf(ha.NewTrace(stats("A", 200, 2100, 4e6, 50), stats("A.1", 100, 1000, 4e6, 70)), &base)
 	require.NotNil(t, o.MessagesRatio)
 	assert.InDelta(t, 1.5, *o.MessagesRatio, 1e-9)
 	assert.InDelta(t, 1.55, *o.BytesRatio, 1e-9)

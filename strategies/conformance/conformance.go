@@ -322,7 +322,7 @@ func Run(t *testing.T, name string, claims Claims) *Report {
 }
 
 type refRun struct {
-	trace   []ha.Event
+	trace   *ha.Trace
 	events  int64
 	emitted int64
 }
@@ -354,7 +354,7 @@ func reference(q Query) (*refRun, error) {
 	}
 	r := &refRun{trace: out.Trace, events: out.Events}
 	first := cfg.Topology.Frags[0].Hosts
-	for _, ev := range out.Trace {
+	for _, ev := range out.Trace.Events() {
 		if ev.Kind == ha.EvStats && ev.Stats != nil && slices.Contains(first, ev.Host) {
 			r.emitted += ev.Stats.Tuples
 		}
@@ -415,7 +415,7 @@ func runCase(info strategies.Info, params strategies.Params, claims Claims, q Qu
 	case err != nil:
 		fail("second run: %v", err)
 	case !reflect.DeepEqual(first.Trace, second.Trace):
-		fail("not deterministic: two runs with seed %d gave different traces (%s)", e.Seed, firstDiff(first.Trace, second.Trace))
+		fail("not deterministic: two runs with seed %d gave different traces (%s)", e.Seed, firstDiff(first.Trace.Slice(), second.Trace.Slice()))
 	}
 	c.Passed = len(c.Problems) == 0
 	return c

@@ -1,0 +1,112 @@
+package ha_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/ha"
+)
+
+// mixedEvents is a trace with deliveries from two sinks interleaved with
+// other events, long enough to span several delivery chunks.
+func mixedEvents(n int) []ha.Event {
+	var evs []ha.Event
+	for i := range n {
+		at := time.Duration(i) * time.Millisecond
+		switch {
+		case i%1000 == 7:
+			evs = append(evs, ha.Event{T: at, Kind: ha.EvDetect, Host: "A.1", Peer: "A", Note: "n"})
+		case i%2500 == 3:
+			evs = append(evs, ha.Event{T: at, Kind: ha.EvStats, Host: "B", Stats: &ha.NodeStats{Tuples: int64(i)}})
+		default:
+			sink := "sink"
+			if i > n/2 {
+				sink = "sink2"
+			}
+			evs = append(evs, ha.Event{T: at, Kind: ha.EvDeliver, Host: sink, Tuple: &ha.Tuple{
+				Seq: uint64(i), Key: uint32(i % 7), Value: float64(i) / 3, Emit: int64(at) - 1000,
+				ID: ha.OutputID{Kind: ha.IDSource, X: int64(i)}, Lineage: ha.SourceLineage(0, int64(i)),
+			}})
+		}
+	}
+	return evs
+}
+
+// TestTraceKeepsOrderAndContent: a trace gives back every event as it was
+// added, deliveries interleaved with the rest in their original places,
+// and its views agree with it.
+func TestTraceKeepsOrderAndContent(t *testing.T) {
+	evs := mixedEvents(10_000) // > 2 chunks of deliveries
+	tr := ha.NewTrace(evs...)
+	require.Equal(t, len(evs), tr.Len())
+	assert.Equal(t, evs, tr.Slice())
+
+	var others, dels int
+	for _, e := range evs {
+		if e.Kind == ha.EvDeliver {
+			d := tr.Deliveries().At(dels)
+			assert.Equal(t, e.T, d.T)
+			assert.Equal(t, *e.Tuple, d.Tuple)
+			dels++
+		} else {
+			assert.Equal(t, e, tr.Events()[others])
+			others++
+		}
+	}
+	assert.Equal(t, dels, tr.Deliveries().Len())
+	assert.Len(t, tr.Events(), others)
+	assert.Equal(t, evs[len(evs)-1].T, tr.Deliveries().Last().T)
+	assert.Equal(t, time.Duration(1000), tr.Deliveries().At(5).Latency())
+
+	// Stopping an iteration early is honoured.
+	n := 0
+	for range tr.All() {
+		if n++; n == 3 {
+			break
+		}
+	}
+	assert.Equal(t, 3, n)
+}
+
+// TestTraceCopiesDeliveredTuples: a delivery's tuple is copied when added,
+// so an Env may lend the node's scratch tuple (ha.Env's contract).
+func TestTraceCopiesDeliveredTuples(t *testing.T) {
+	var tr ha.Trace
+	scratch := ha.Tuple{Value: 1, ID: ha.OutputID{X: 1}}
+	tr.Add(ha.Event{Kind: ha.EvDeliver, Host: "sink", Tuple: &scratch})
+	scratch = ha.Tuple{Value: 2, ID: ha.OutputID{X: 2}}
+	tr.Add(ha.Event{Kind: ha.EvDeliver, Host: "sink", Tuple: &scratch})
+	ds := tr.Deliveries().Slice()
+	require.Len(t, ds, 2)
+	assert.Equal(t, 1.0, ds[0].Tuple.Value)
+	assert.Equal(t, 2.0, ds[1].Tuple.Value)
+}
+
+// TestTraceJSONRoundTrip: a trace marshals as the array of its events and
+// reads back identical.
+func TestTraceJSONRoundTrip(t *testing.T) {
+	evs := mixedEvents(300)
+	b, err := json.Marshal(ha.NewTrace(evs...))
+	require.NoError(t, err)
+	plain, err := json.Marshal(evs)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(plain), string(b))
+	var back ha.Trace
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, evs, back.Slice())
+	require.Error(t, json.Unmarshal([]byte(`{"kind":"deliver"}`), &back), "not an array")
+}
+
+// TestNilTraceIsEmpty: code reading an absent trace sees no events.
+func TestNilTraceIsEmpty(t *testing.T) {
+	var tr *ha.Trace
+	assert.Zero(t, tr.Len())
+	assert.Empty(t, tr.Events())
+	assert.Zero(t, tr.Deliveries().Len())
+	assert.Nil(t, tr.Deliveries().Last())
+	assert.Empty(t, tr.Slice())
+}
