@@ -187,18 +187,18 @@ func RecoveryOf(reference, faulty *ha.Trace) Recovery {
 	if r.Explanations == nil {
 		r.Explanations = []string{}
 	}
-	r.LostInputs = lostInputs(exp, obs)
+	x := indexOutputs(exp, obs)
+	r.LostInputs = lostInputs(exp, obs, x)
 	fault, host, ok := FirstFault(faulty)
 	if !ok {
 		return r
 	}
 	r.DetectionMs = detection(faulty, fault, host)
-	ref := firstLatencies(exp)
-	r.RecoveryMs = recoveryTime(ref, obs, exp, fault)
+	r.RecoveryMs = recoveryTime(exp, obs, x, fault)
 	if end, ok := serviceRestored(faulty, fault); ok && r.RecoveryMs != nil && ms(end-fault) > *r.RecoveryMs {
 		r.RecoveryMs = ptr(ms(end - fault))
 	}
-	r.MaxAddedLatencyMs = maxAdded(ref, obs)
+	r.MaxAddedLatencyMs = maxAdded(exp, obs, x)
 	r.UnavailableMs = unavailable(exp, obs)
 	return r
 }
@@ -210,27 +210,23 @@ func RecoveryOf(reference, faulty *ha.Trace) Recovery {
 // largest shortfall of the key, so a lost tuple is not counted once per
 // later output. It replaces the classifier's lost_inputs, which must sum
 // every shortfall because it knows nothing of output kinds.
-func lostInputs(exp, obs *ha.Deliveries) int64 {
-	last := make(map[ha.OutputID]uint32, obs.Len())
-	for _, d := range obs.All() {
-		last[d.Tuple.ID] = d.Tuple.Lineage.N
+func lostInputs(exp, obs *ha.Deliveries, x *outputIndex) int64 {
+	lastN := make([]uint32, len(x.first)) // n of the last observed copy, 0 = never delivered
+	for i, d := range obs.All() {
+		if id := x.obs[i]; id >= 0 {
+			lastN[id] = d.Tuple.Lineage.N
+		}
 	}
 	var total int64
 	running := map[uint32]int64{}
-	seen := make(map[ha.OutputID]bool, exp.Len())
-	for _, d := range exp.All() {
-		id := d.Tuple.ID
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		got := last[id]
-		short := int64(d.Tuple.Lineage.N) - int64(got)
+	for id, first := range x.first {
+		d := exp.At(int(first))
+		short := int64(d.Tuple.Lineage.N) - int64(lastN[id])
 		if short <= 0 {
 			continue
 		}
-		if id.Kind == ha.IDKey {
-			running[id.Key] = max(running[id.Key], short)
+		if k := d.Tuple.ID; k.Kind == ha.IDKey {
+			running[k.Key] = max(running[k.Key], short)
 			continue
 		}
 		total += short
@@ -239,6 +235,52 @@ func lostInputs(exp, obs *ha.Deliveries) int64 {
 		total += s
 	}
 	return total
+}
+
+// outputIndex numbers the expected output ids in order of first delivery
+// and finds each observed delivery's id among them, so that every figure
+// comparing the two logs shares one hash map instead of building its own.
+type outputIndex struct {
+	first []int32 // expected id → its first expected delivery
+	obs   []int32 // observed delivery → expected id, -1 when not expected
+}
+
+func indexOutputs(exp, obs *ha.Deliveries) *outputIndex {
+	ids := make(map[ha.OutputID]int32, exp.Len())
+	of := make([]int32, exp.Len()) // expected delivery → id
+	x := &outputIndex{obs: make([]int32, obs.Len())}
+	for i, d := range exp.All() {
+		id, ok := ids[d.Tuple.ID]
+		if !ok {
+			id = int32(len(x.first))
+			ids[d.Tuple.ID] = id
+			x.first = append(x.first, int32(i))
+		}
+		of[i] = id
+	}
+	// An observed log mostly follows the expected order: comparing with the
+	// delivery after the last match first avoids most map lookups.
+	cur := 0
+	for i, d := range obs.All() {
+		if cur < exp.Len() && exp.At(cur).Tuple.ID == d.Tuple.ID {
+			x.obs[i] = of[cur]
+			cur++
+			continue
+		}
+		id, ok := ids[d.Tuple.ID]
+		if !ok {
+			x.obs[i] = -1
+			continue
+		}
+		x.obs[i] = id
+		cur = int(x.first[id]) + 1
+	}
+	return x
+}
+
+// latency is the failure-free latency of expected id: that of its first delivery.
+func (x *outputIndex) latency(exp *ha.Deliveries, id int32) time.Duration {
+	return exp.At(int(x.first[id])).Latency()
 }
 
 func detection(trace *ha.Trace, fault time.Duration, host string) *float64 {
@@ -271,8 +313,7 @@ func serviceRestored(trace *ha.Trace, fault time.Duration) (time.Duration, bool)
 // only when it is both above that bound and slower than the same output
 // was in the failure-free run by more than the same 10 %: natural jitter,
 // which the failure-free run shows too, is not a failure's doing.
-// ref holds each expected output's failure-free latency (firstLatencies).
-func recoveryTime(ref map[ha.OutputID]time.Duration, obs, exp *ha.Deliveries, fault time.Duration) *float64 {
+func recoveryTime(exp, obs *ha.Deliveries, x *outputIndex, fault time.Duration) *float64 {
 	var pre []time.Duration
 	for _, d := range obs.All() {
 		if d.T < fault {
@@ -294,7 +335,7 @@ func recoveryTime(ref map[ha.OutputID]time.Duration, obs, exp *ha.Deliveries, fa
 		if d.T < fault || d.Latency() <= median+slack {
 			continue
 		}
-		if r, ok := ref[d.Tuple.ID]; ok && d.Latency() <= r+slack {
+		if id := x.obs[i]; id >= 0 && d.Latency() <= x.latency(exp, id)+slack {
 			continue
 		}
 		lastBad = i
@@ -318,28 +359,16 @@ func quantile(xs []time.Duration, q float64) time.Duration {
 	return s[max(0, min(i, len(s)-1))]
 }
 
-// firstLatencies maps each output id to the latency of its first delivery.
-func firstLatencies(ds *ha.Deliveries) map[ha.OutputID]time.Duration {
-	ref := make(map[ha.OutputID]time.Duration, ds.Len())
-	for _, d := range ds.All() {
-		if _, ok := ref[d.Tuple.ID]; !ok {
-			ref[d.Tuple.ID] = d.Latency()
-		}
-	}
-	return ref
-}
-
-func maxAdded(ref map[ha.OutputID]time.Duration, obs *ha.Deliveries) float64 {
-	seen := make(map[ha.OutputID]bool, obs.Len())
+func maxAdded(exp, obs *ha.Deliveries, x *outputIndex) float64 {
+	seen := make([]bool, len(x.first))
 	var worst time.Duration
-	for _, d := range obs.All() {
-		if seen[d.Tuple.ID] {
+	for i, d := range obs.All() {
+		id := x.obs[i]
+		if id < 0 || seen[id] {
 			continue
 		}
-		seen[d.Tuple.ID] = true
-		if l, ok := ref[d.Tuple.ID]; ok && d.Latency()-l > worst {
-			worst = d.Latency() - l
-		}
+		seen[id] = true
+		worst = max(worst, d.Latency()-x.latency(exp, id))
 	}
 	return ms(worst)
 }
