@@ -25,6 +25,7 @@ import (
 
 type clusterFlags struct {
 	config, strategy, out, secretFile, profile, collect string
+	cpuProfileDir                                       string
 	seed                                                int64
 	duration, startup                                   time.Duration
 	json, noBaseline, ffOverhead, quiet                 bool
@@ -66,6 +67,7 @@ func newClusterCmd() *cobra.Command {
 	fl.StringSliceVar(&f.chaosKinds, "chaos-kinds", nil, "fault kinds --chaos draws: kill, pause, partition (default all)")
 	fl.DurationVar(&f.chaosWindow, "chaos-window", 0, "recovery window between chaos faults (default by --profile: tuned 2.5s, steady 4s, local/lan 10s)")
 	fl.IntVar(&f.spares, "spares", -1, "spare hosts per fragment (default: the experiment's; --chaos raises it to at least 3)")
+	fl.StringVar(&f.cpuProfileDir, "cpuprofile-dir", "", "every node writes a Go CPU profile of its run to DIR/<run>/<host>.cpu.pprof (node --cpuprofile; read with 'go tool pprof')")
 	fl.StringVar(&f.collect, "collect", "", "launch nothing: compute the result of one strategy from node traces (<host>.trace.jsonl) gathered in this directory (multi-host runs)")
 	return c
 }
@@ -132,6 +134,11 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	if _, err := cluster.MemberlistConfig(f.profile); err != nil {
 		return usage("--profile: %w", err)
 	}
+	if d := f.cpuProfileDir; d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return usage("--cpuprofile-dir: %w", err)
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("cluster: find own executable: %w", err)
@@ -150,7 +157,7 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	cmp, err := cluster.Launch(ctx, cluster.LaunchConfig{
 		Experiment: e, Strategies: names, Exe: exe, Args: []string{"node"}, Out: dir,
 		Secret: secret, Profile: f.profile, Startup: f.startup, Baseline: !f.noBaseline,
-		FailureFreeOverhead: f.ffOverhead, Chaos: chaos, Log: lg,
+		FailureFreeOverhead: f.ffOverhead, Chaos: chaos, Log: lg, CPUProfileDir: f.cpuProfileDir,
 	})
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("interrupted: every node process was stopped (partial files in %s)", dir)

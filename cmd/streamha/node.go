@@ -15,7 +15,8 @@ func newNodeCmd() *cobra.Command {
 		Short: "Run one host of a real cluster (started by 'streamha cluster', or by hand across machines)",
 		Long: "node runs one host of the experiment (a source, a fragment's primary, replica or spare, or the sink)\n" +
 			"as a real process: memberlist for membership and failure detection, TCP for the data plane,\n" +
-			"a Prometheus /metrics endpoint and a small control endpoint (POST /fault, POST /stop).\n" +
+			"a Prometheus /metrics endpoint, Go profiling under /debug/pprof/ and a small control endpoint\n" +
+			"(POST /fault, POST /stop); --cpuprofile FILE writes a CPU profile of the run.\n" +
 			"It writes <out>/<host>.trace.jsonl and stops at the experiment's end (duration + drain).\n" +
 			"With a cluster secret (--secret-file or $STREAMHA_SECRET) gossip is encrypted and every\n" +
 			"data frame is authenticated with HMAC-SHA256; peers without it are rejected.",

@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -61,64 +62,69 @@ func (r FaultRules) Validate() error {
 	return nil
 }
 
-// faultLayer holds the rules in force; safe for concurrent use.
+// faultLayer holds the rules in force; safe for concurrent use. The data
+// plane consults it for every message (Transport.Send, each reader and
+// writer), so readers take no lock: they load an immutable snapshot of the
+// rules, and a snapshot with no rules answers at once.
 type faultLayer struct {
-	mu    sync.RWMutex
-	rules FaultRules
-	// changed is closed and replaced whenever the rules change.
-	changed chan struct{}
+	state atomic.Pointer[faultState]
+
+	mu sync.RWMutex // serialises set; guards addrs
 	// addrs maps a memberlist address ("ip:port") to its host name.
 	addrs map[string]string
 }
 
+// faultState is one immutable version of the rules.
+type faultState struct {
+	rules FaultRules
+	// none: no rule at all (the common case: nothing to check).
+	none bool
+	// changed is closed when these rules are replaced.
+	changed chan struct{}
+}
+
 func newFaultLayer() *faultLayer {
-	return &faultLayer{addrs: map[string]string{}, changed: make(chan struct{})}
+	f := &faultLayer{addrs: map[string]string{}}
+	f.state.Store(&faultState{none: true, changed: make(chan struct{})})
+	return f
 }
 
 func (f *faultLayer) set(r FaultRules) {
 	f.mu.Lock()
-	f.rules = r
-	close(f.changed)
-	f.changed = make(chan struct{})
-	f.mu.Unlock()
+	defer f.mu.Unlock()
+	none := len(r.Block) == 0 && len(r.Stall) == 0 && len(r.Delay) == 0 && len(r.Loss) == 0
+	old := f.state.Swap(&faultState{rules: r, none: none, changed: make(chan struct{})})
+	close(old.changed)
 }
 
 // stalled reports whether data to host is held back, and a channel
 // closed at the next rule change.
 func (f *faultLayer) stalled(host string) (bool, <-chan struct{}) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return slices.Contains(f.rules.Stall, host), f.changed
+	s := f.state.Load()
+	return !s.none && slices.Contains(s.rules.Stall, host), s.changed
 }
 
-func (f *faultLayer) get() FaultRules {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.rules
-}
+func (f *faultLayer) get() FaultRules { return f.state.Load().rules }
 
 func (f *faultLayer) blocked(host string) bool {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return slices.Contains(f.rules.Block, host)
+	s := f.state.Load()
+	return !s.none && slices.Contains(s.rules.Block, host)
 }
 
 // gossipCut reports whether membership traffic with host is cut: it is
 // blocked or stalled.
 func (f *faultLayer) gossipCut(host string) bool {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return slices.Contains(f.rules.Block, host) || slices.Contains(f.rules.Stall, host)
+	s := f.state.Load()
+	return !s.none && (slices.Contains(s.rules.Block, host) || slices.Contains(s.rules.Stall, host))
 }
 
 // outbound decides the fate of a message to host: dropped, or sent after extra delay.
 func (f *faultLayer) outbound(host string) (drop bool, extra time.Duration) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	r := &f.rules
-	if len(r.Block) == 0 && len(r.Delay) == 0 && len(r.Loss) == 0 {
+	s := f.state.Load()
+	if s.none {
 		return false, 0
 	}
+	r := &s.rules
 	if slices.Contains(r.Block, host) {
 		return true, 0
 	}
@@ -142,13 +148,14 @@ func (f *faultLayer) learnAddr(addr, host string) {
 }
 
 func (f *faultLayer) blockedAddr(addr string) bool {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	if len(f.rules.Block) == 0 && len(f.rules.Stall) == 0 {
+	s := f.state.Load()
+	if len(s.rules.Block) == 0 && len(s.rules.Stall) == 0 {
 		return false
 	}
+	f.mu.RLock()
 	h, ok := f.addrs[addr]
-	return ok && (slices.Contains(f.rules.Block, h) || slices.Contains(f.rules.Stall, h))
+	f.mu.RUnlock()
+	return ok && (slices.Contains(s.rules.Block, h) || slices.Contains(s.rules.Stall, h))
 }
 
 // gossipTransport wraps memberlist's transport so that a partition also

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -66,7 +67,11 @@ func BindNodeFlags(fs *pflag.FlagSet) func() (NodeOptions, error) {
 	fs.StringVar(&o.Profile, "profile", ProfileTuned, "failure-detector profile: tuned (~0.3–0.5 s), steady (~1 s, tolerates CPU starvation), local or lan (seconds)")
 	fs.BoolVar(&o.Hold, "hold", false, "stay alive after the run until SIGTERM (for orchestrators that restart exited containers)")
 	fs.DurationVar(&o.Linger, "linger", DefaultLinger, "how long to stay a member after the run ends")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (read it with 'go tool pprof')")
 	return func() (NodeOptions, error) {
+		if err := CheckOutputFile(o.CPUProfile); err != nil {
+			return o, fmt.Errorf("--cpuprofile: %w", err)
+		}
 		o.Join = join
 		if len(peers) > 0 {
 			o.Peers = map[string]string{}
@@ -85,6 +90,26 @@ func BindNodeFlags(fs *pflag.FlagSet) func() (NodeOptions, error) {
 		o.Secret = s
 		return o, nil
 	}
+}
+
+// CheckOutputFile checks that a file can be created at path ("" = none):
+// path is not a directory and its parent directory exists.
+func CheckOutputFile(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("directory of %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s: %s is not a directory", path, dir)
+	}
+	return nil
 }
 
 // NodeMain parses args as `streamha node` flags and runs the node until

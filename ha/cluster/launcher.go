@@ -65,6 +65,10 @@ type LaunchConfig struct {
 	// topology) and checks the chaos invariants after each run
 	// (RunOutcome.Chaos). Node failures then become verdicts, not errors.
 	Chaos *ChaosConfig
+	// CPUProfileDir, when set, makes every node write a Go CPU profile of
+	// its run to <CPUProfileDir>/<run>/<host>.cpu.pprof (node --cpuprofile),
+	// <run> being the run's subdirectory name (baseline-none, amnesia, …).
+	CPUProfileDir string
 	// Log receives progress (default: discard).
 	Log *log.Logger
 }
@@ -515,6 +519,16 @@ func (l *launcher) start(host, strategy, dir string, join []string) (*proc, erro
 	}
 	for _, j := range join {
 		args = append(args, "--join", j)
+	}
+	if pd := l.cfg.CPUProfileDir; pd != "" {
+		pd, err := filepath.Abs(filepath.Join(pd, filepath.Base(dir)))
+		if err != nil {
+			return nil, fmt.Errorf("start node %s: profile directory: %w", host, err)
+		}
+		if err := os.MkdirAll(pd, 0o755); err != nil {
+			return nil, fmt.Errorf("start node %s: profile directory: %w", host, err)
+		}
+		args = append(args, "--cpuprofile", filepath.Join(pd, host+".cpu.pprof"))
 	}
 	logPath := filepath.Join(dir, host+".log")
 	lf, err := os.Create(logPath)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -163,5 +164,20 @@ func (r *runner) handler(keys Keys) http.Handler {
 		case <-req.Context().Done():
 		}
 	})
+	// The Go profiler (net/http/pprof), behind the same authorization as
+	// the control endpoints: a profile costs CPU and reveals internals.
+	guarded := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, req *http.Request) {
+			if authorized(w, req) {
+				h(w, req)
+			}
+		}
+	}
+	mux.HandleFunc("GET /debug/pprof/", guarded(pprof.Index))
+	mux.HandleFunc("GET /debug/pprof/cmdline", guarded(pprof.Cmdline))
+	mux.HandleFunc("GET /debug/pprof/profile", guarded(pprof.Profile))
+	mux.HandleFunc("GET /debug/pprof/symbol", guarded(pprof.Symbol))
+	mux.HandleFunc("POST /debug/pprof/symbol", guarded(pprof.Symbol))
+	mux.HandleFunc("GET /debug/pprof/trace", guarded(pprof.Trace))
 	return mux
 }

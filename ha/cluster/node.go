@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,6 +73,10 @@ type NodeOptions struct {
 	// ended, so that peers finish before anyone sees it leave
 	// (DefaultLinger on the command line).
 	Linger time.Duration
+	// CPUProfile, when set, is the file the node writes a Go CPU profile
+	// (runtime/pprof) of its run to, from the start instant until it
+	// stops; read it with `go tool pprof`.
+	CPUProfile string
 	// Logger receives the node's log (default: stderr).
 	Logger *log.Logger
 }
@@ -292,7 +297,15 @@ func RunNode(ctx context.Context, o NodeOptions) (err error) {
 	if err := r.join(ctx); err != nil {
 		return err
 	}
-	if err := r.run(ctx); err != nil {
+	stopProfile, err := startCPUProfile(o.CPUProfile)
+	if err != nil {
+		return err
+	}
+	err = r.run(ctx)
+	if perr := stopProfile(); err == nil {
+		err = perr
+	}
+	if err != nil {
 		return err
 	}
 	if o.Hold {
@@ -303,6 +316,29 @@ func RunNode(ctx context.Context, o NodeOptions) (err error) {
 		}
 	}
 	return nil
+}
+
+// startCPUProfile starts the Go CPU profiler writing to file ("" = no
+// profile) and returns the function that stops it and closes the file.
+func startCPUProfile(file string) (stop func() error, err error) {
+	if file == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("node: --cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("node: --cpuprofile %s: %w", file, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("node: --cpuprofile %s: %w", file, err)
+		}
+		return nil
+	}, nil
 }
 
 func newRunner(o NodeOptions) (*runner, error) {

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"path/filepath"
 	"testing"
 	"testing/synctest"
 
@@ -76,4 +77,31 @@ func TestHostByOrdinal(t *testing.T) {
 		require.NoError(t, err, tc.name)
 		assert.Equal(t, tc.want, h)
 	}
+}
+
+func TestCheckOutputFile(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, path, err string
+	}{
+		{"none", "", ""},
+		{"new file", filepath.Join(dir, "a.pprof"), ""},
+		{"a directory", dir, "is a directory"},
+		{"missing directory", filepath.Join(dir, "no", "a.pprof"), "no such file or directory"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckOutputFile(tc.path)
+			if tc.err == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tc.err)
+		})
+	}
+}
+
+func TestNodeMainRejectsABadCPUProfilePath(t *testing.T) {
+	code := NodeMain([]string{"--host", "A", "--strategy", "none", "--cpuprofile", filepath.Join(t.TempDir(), "no", "a.pprof")})
+	assert.Equal(t, 2, code)
 }
