@@ -52,20 +52,24 @@ type Event struct {
 
 // NodeStats are a node's cumulative counters, traced at the end of a run.
 type NodeStats struct {
-	Role            string `json:"role"`
-	Messages        int64  `json:"messages"`         // messages sent
-	Bytes           int64  `json:"bytes"`            // bytes sent (wire size)
-	DataBytes       int64  `json:"data_bytes"`       // bytes of data messages sent
-	Tuples          int64  `json:"tuples"`           // input tuples processed
-	Work            int64  `json:"work"`             // operator invocations charged
-	WorkBytes       int64  `json:"work_bytes"`       // bytes (de)serialised charged
-	CPU             int64  `json:"cpu_ns"`           // busy time (simulated or measured), ns
-	PeakQueue       int64  `json:"peak_queue"`       // peak retained output tuples
-	PeakQueueBytes  int64  `json:"peak_queue_bytes"` // peak retained output bytes
-	CheckpointBytes int64  `json:"checkpoint_bytes"` // checkpoint bytes sent
-	Duplicates      int64  `json:"dup_dropped"`      // input duplicates dropped by seq
-	Fenced          int64  `json:"fenced_dropped"`   // messages dropped as stale
-	InputGaps       int64  `json:"input_gaps"`       // input seqs never received
+	Role      string `json:"role"`
+	Messages  int64  `json:"messages"`   // messages sent
+	Bytes     int64  `json:"bytes"`      // bytes sent (wire size)
+	DataBytes int64  `json:"data_bytes"` // bytes of data messages sent
+	Tuples    int64  `json:"tuples"`     // input tuples processed
+	Work      int64  `json:"work"`       // operator invocations charged
+	WorkBytes int64  `json:"work_bytes"` // bytes (de)serialised charged
+	CPU       int64  `json:"cpu_ns"`     // busy time (simulated or measured), ns
+	// ProcessCPU is, in real runs, the CPU time (user + system) the node's
+	// whole process used from the start instant until it stopped: the node
+	// loop, transport, membership and the Go runtime. 0 when simulated.
+	ProcessCPU      int64 `json:"process_cpu_ns,omitempty"`
+	PeakQueue       int64 `json:"peak_queue"`       // peak retained output tuples
+	PeakQueueBytes  int64 `json:"peak_queue_bytes"` // peak retained output bytes
+	CheckpointBytes int64 `json:"checkpoint_bytes"` // checkpoint bytes sent
+	Duplicates      int64 `json:"dup_dropped"`      // input duplicates dropped by seq
+	Fenced          int64 `json:"fenced_dropped"`   // messages dropped as stale
+	InputGaps       int64 `json:"input_gaps"`       // input seqs never received
 }
 
 // Delivery is one output the sink received, at time T.

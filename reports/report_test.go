@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -292,3 +293,44 @@ func TestModel(t *testing.T) {
 	assert.InDelta(t, 2, active[ModelCPURatio], 0.3, "process pairs double the fragments' work")
 	assert.Greater(t, unknown[ModelStateBytes], 0.0, "the tumbling window holds state")
 }
+
+// TestProcessCPUColumnOnlyForRealRuns: real runs measure the nodes'
+// process CPU and the tables show its ratio beside cpu×; simulated runs
+// keep the columns they always had.
+func TestProcessCPUColumnOnlyForRealRuns(t *testing.T) {
+	r := &metrics.Result{Experiment: "t", Mode: "sim", Runs: []metrics.Run{
+		{Strategy: "amnesia", Overhead: metrics.Overhead{CPURatio: ptrF(1.01)}},
+		{Strategy: "upstream-backup", Overhead: metrics.Overhead{CPURatio: ptrF(1.24)}},
+	}}
+	var b strings.Builder
+	require.NoError(t, Table(&b, r))
+	assert.NotContains(t, b.String(), "proc cpu×")
+	assert.NotContains(t, RunTable(r).keys, "process_cpu_ratio")
+
+	r.Mode = "cluster"
+	r.Runs[0].Overhead.ProcessCPURatio = ptrF(0.98)
+	r.Runs[1].Overhead.ProcessCPURatio = ptrF(1.07)
+	b.Reset()
+	require.NoError(t, Table(&b, r))
+	lines := strings.Split(b.String(), "\n")
+	var head, ub string
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, "strategy"):
+			head = l
+		case strings.Contains(l, "upstream-backup"):
+			ub = l
+		}
+	}
+	assert.Contains(t, head, "cpu×  proc cpu×")
+	assert.Regexp(t, `1\.24 +1\.07`, ub, "cpu× then proc cpu×")
+	tbl := RunTable(r)
+	i := slices.Index(tbl.keys, "process_cpu_ratio")
+	require.Equal(t, slices.Index(tbl.keys, "cpu_ratio")+1, i, "right after cpu×")
+	assert.Equal(t, "proc cpu×", tbl.head[i])
+	for row := range tbl.rows {
+		require.Len(t, tbl.rows[row], len(tbl.keys))
+	}
+}
+
+func ptrF(f float64) *float64 { return &f }

@@ -48,6 +48,9 @@ func RunTable(r *metrics.Result) *table {
 			optCell(o.MessagesRatio, 2), intCell(o.PeakQueue), intCell(o.CheckpointBytes),
 		})
 	}
+	if hasProcessCPU(r) {
+		t.insertColumn(11, "proc cpu×", "process_cpu_ratio", func(i int) cell { return optCell(r.Runs[i].Overhead.ProcessCPURatio, 2) })
+	}
 	return t
 }
 

@@ -11,7 +11,19 @@ import (
 	"github.com/streamha/streamha/ha/metrics"
 )
 
-// Table writes the comparison table: one row per strategy.
+// hasProcessCPU reports whether the runs carry process CPU ratios (real
+// runs): the tables then add a "proc cpu×" column.
+func hasProcessCPU(r *metrics.Result) bool {
+	for _, run := range r.Runs {
+		if run.Overhead.ProcessCPURatio != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Table writes the comparison table: one row per strategy (real runs add
+// the process CPU ratio after cpu×, the node loops' busy-time ratio).
 func Table(w io.Writer, r *metrics.Result) error {
 	fmt.Fprintf(w, "experiment %s · seed %d · mode %s · query class %s\n", r.Experiment, r.Seed, r.Mode, r.QueryClass)
 	if len(r.Faults) > 0 {
@@ -19,13 +31,22 @@ func Table(w io.Writer, r *metrics.Result) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "strategy\trecovery\tmissing\tdup\twrong\tlost in\tdetect ms\trecovery ms\t+latency ms\tunavail ms\tcpu×\tbytes×\tmsgs×\tpeak queue\t")
+	proc := hasProcessCPU(r)
+	cpuHead := "cpu×"
+	if proc {
+		cpuHead = "cpu×\tproc cpu×"
+	}
+	fmt.Fprintln(tw, "strategy\trecovery\tmissing\tdup\twrong\tlost in\tdetect ms\trecovery ms\t+latency ms\tunavail ms\t"+cpuHead+"\tbytes×\tmsgs×\tpeak queue\t")
 	for _, run := range r.Runs {
 		rec, o := run.Recovery, run.Overhead
+		cpu := optRatio(o.CPURatio)
+		if proc {
+			cpu += "\t" + optRatio(o.ProcessCPURatio)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t\n",
 			run.Strategy, RecoveryLabel(rec), rec.Missing, rec.Duplicates, rec.Wrong, rec.LostInputs,
 			optMs(rec.DetectionMs), optMs(rec.RecoveryMs), rec.MaxAddedLatencyMs, rec.UnavailableMs,
-			optRatio(o.CPURatio), optRatio(o.BytesRatio), optRatio(o.MessagesRatio), o.PeakQueue)
+			cpu, optRatio(o.BytesRatio), optRatio(o.MessagesRatio), o.PeakQueue)
 	}
 	return tw.Flush()
 }

@@ -104,9 +104,13 @@ func TestClusterEndToEnd(t *testing.T) {
 				takeover = takeover || ev.Host == "B.1"
 			case ha.EvStats:
 				stats = true
+				if ev.Host == "src" {
+					assert.Positive(t, ev.Stats.ProcessCPU, "%s: the source process used CPU during the run", run.Strategy)
+				}
 			}
 		}
 		assert.True(t, crash && takeover && stats, "%s: the trace holds the SIGKILL of B, the takeover by B.1 and the nodes' stats", run.Strategy)
+		assert.Positive(t, run.Overhead.ProcessCPUMs, "%s: process CPU is summed over the nodes", run.Strategy)
 		switch run.Strategy {
 		case "amnesia":
 			assert.Equal(t, "gap", rec.Type)

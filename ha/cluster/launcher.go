@@ -97,7 +97,7 @@ const Note = "cluster mode: real OS processes on loopback talking TCP, failures 
 	"(crash = SIGKILL, pause = SIGSTOP/SIGCONT) and a fault layer in the transport; failure detection by memberlist. " +
 	"The seed and the fault schedule are recorded and the input tuples are identical to the simulator's, but real " +
 	"timing (detection, recovery, latency, message interleaving) is not reproducible from run to run. " +
-	"Expected outputs come from the deterministic simulator's failure-free no-HA run; CPU is the node loops' measured busy time."
+	"Expected outputs come from the deterministic simulator's failure-free no-HA run; CPU is the node loops' measured busy time, process CPU the node processes' CPU time."
 
 // Launch runs the experiment on real processes for every strategy and
 // computes the same result as sim.Compare, with Mode "cluster".

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/streamha/streamha/ha"
@@ -282,7 +283,17 @@ type runner struct {
 	closeOnce sync.Once
 	frozen    chan struct{} // closed once stats are written
 	busy      time.Duration
+	cpu0      time.Duration // process CPU time at the start instant
 	started   atomic.Bool
+}
+
+// processCPU is the CPU time (user + system) this process has used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // RunNode runs one node until the experiment's end (plus Linger), ctx is
@@ -611,6 +622,7 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.cpu0 = processCPU()
 	r.started.Store(true)
 	r.handle(func() { r.node.Start() })
 	// Membership changes seen during the startup storm (processes still
@@ -682,6 +694,7 @@ func (r *runner) freeze() {
 	if r.node != nil {
 		st := r.node.Stats()
 		st.CPU = int64(r.busy)
+		st.ProcessCPU = int64(processCPU() - r.cpu0)
 		r.env.Trace(ha.Event{T: r.env.Now(), Kind: ha.EvStats, Host: r.opts.Host, Stats: &st})
 		r.met.update()
 	}

@@ -71,19 +71,24 @@ func (r Recovery) Label() string { return classify.Label(r.Type, r.Subtype) }
 
 // Overhead is a strategy's failure-free cost and its ratio to the no-HA run.
 type Overhead struct {
-	Messages        int64   `json:"messages"`
-	Bytes           int64   `json:"bytes"`
-	CPUMs           float64 `json:"cpu"`
+	Messages int64   `json:"messages"`
+	Bytes    int64   `json:"bytes"`
+	CPUMs    float64 `json:"cpu"`
+	// ProcessCPUMs is the nodes' process CPU time in real runs (see
+	// ha.NodeStats.ProcessCPU); 0 when simulated.
+	ProcessCPUMs    float64 `json:"process_cpu_ms,omitempty"`
 	PeakQueue       int64   `json:"peak_queue"`
 	PeakQueueBytes  int64   `json:"peak_queue_bytes"`
 	CheckpointBytes int64   `json:"checkpoint_bytes"`
 	LatencyP50Ms    float64 `json:"latency_p50_ms"`
 	LatencyP99Ms    float64 `json:"latency_p99_ms"`
 	// Ratios to the no-HA failure-free run (nil when the baseline is 0).
-	MessagesRatio  *float64 `json:"messages_ratio,omitempty"`
-	BytesRatio     *float64 `json:"bytes_ratio,omitempty"`
-	CPURatio       *float64 `json:"cpu_ratio,omitempty"`
-	PeakQueueRatio *float64 `json:"peak_queue_ratio,omitempty"`
+	MessagesRatio *float64 `json:"messages_ratio,omitempty"`
+	BytesRatio    *float64 `json:"bytes_ratio,omitempty"`
+	CPURatio      *float64 `json:"cpu_ratio,omitempty"`
+	// ProcessCPURatio is ProcessCPUMs over the baseline's (real runs).
+	ProcessCPURatio *float64 `json:"process_cpu_ratio,omitempty"`
+	PeakQueueRatio  *float64 `json:"peak_queue_ratio,omitempty"`
 	// Nodes are per-host figures.
 	Nodes []NodeFigures `json:"nodes,omitempty"`
 }
@@ -95,6 +100,7 @@ type NodeFigures struct {
 	Messages        int64   `json:"messages"`
 	Bytes           int64   `json:"bytes"`
 	CPUMs           float64 `json:"cpu_ms"`
+	ProcessCPUMs    float64 `json:"process_cpu_ms,omitempty"`
 	PeakQueue       int64   `json:"peak_queue"`
 	PeakQueueBytes  int64   `json:"peak_queue_bytes"`
 	CheckpointBytes int64   `json:"checkpoint_bytes"`
@@ -411,12 +417,14 @@ func OverheadOf(trace *ha.Trace, baseline *Overhead) Overhead {
 		o.Messages += s.Messages
 		o.Bytes += s.Bytes
 		o.CPUMs += float64(s.CPU) / 1e6
+		o.ProcessCPUMs += float64(s.ProcessCPU) / 1e6
 		o.PeakQueue = max(o.PeakQueue, s.PeakQueue)
 		o.PeakQueueBytes = max(o.PeakQueueBytes, s.PeakQueueBytes)
 		o.CheckpointBytes += s.CheckpointBytes
 		o.Nodes = append(o.Nodes, NodeFigures{
 			Host: e.Host, Role: s.Role, Messages: s.Messages, Bytes: s.Bytes, CPUMs: float64(s.CPU) / 1e6,
-			PeakQueue: s.PeakQueue, PeakQueueBytes: s.PeakQueueBytes, CheckpointBytes: s.CheckpointBytes,
+			ProcessCPUMs: float64(s.ProcessCPU) / 1e6,
+			PeakQueue:    s.PeakQueue, PeakQueueBytes: s.PeakQueueBytes, CheckpointBytes: s.CheckpointBytes,
 		})
 	}
 	ds := trace.Deliveries()
@@ -430,6 +438,9 @@ func OverheadOf(trace *ha.Trace, baseline *Overhead) Overhead {
 		o.MessagesRatio = ratio(float64(o.Messages), float64(baseline.Messages))
 		o.BytesRatio = ratio(float64(o.Bytes), float64(baseline.Bytes))
 		o.CPURatio = ratio(o.CPUMs, baseline.CPUMs)
+		if o.ProcessCPUMs > 0 { // measured in real runs only
+			o.ProcessCPURatio = ratio(o.ProcessCPUMs, baseline.ProcessCPUMs)
+		}
 		o.PeakQueueRatio = ratio(float64(o.PeakQueue), float64(baseline.PeakQueue))
 	}
 	return o

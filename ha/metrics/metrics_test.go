@@ -110,7 +110,7 @@ func TestFirstFaultIgnoresUndetectedPause(t *testing.T) {
 
 func TestOverheadRatios(t *testing.T) {
 	stats := func(host string, msgs, bytes, cpu, peak int64) ha.Event {
-		return ha.Event{Kind: ha.EvStats, Host: host, Stats: &ha.NodeStats{Messages: msgs, Bytes: bytes, CPU: cpu, PeakQueue: peak}}
+		return ha.Event{Kind: ha.EvStats, Host: host, Stats: &ha.NodeStats{Messages: msgs, Bytes: bytes, CPU: cpu, PeakQueue: peak, ProcessCPU: 10 * cpu}}
 	}
 	base := metrics.OverheadOf(ha.NewTrace(stats("A", 100, 1000, 2e6, 0), stats("B", 100, 1000, 2e6, 0)), nil)
 	o := metrics.OverheadOf(ha.NewTrace(stats("A", 200, 2100, 4e6, 50), stats("A.1", 100, 1000, 4e6, 70)), &base)
@@ -118,6 +118,12 @@ func TestOverheadRatios(t *testing.T) {
 	assert.InDelta(t, 1.5, *o.MessagesRatio, 1e-9)
 	assert.InDelta(t, 1.55, *o.BytesRatio, 1e-9)
 	assert.InDelta(t, 2.0, *o.CPURatio, 1e-9)
+	assert.InDelta(t, 80, o.ProcessCPUMs, 1e-9, "process CPU (real runs) is summed too")
+	require.NotNil(t, o.ProcessCPURatio)
+	assert.InDelta(t, 2.0, *o.ProcessCPURatio, 1e-9)
+	assert.InDelta(t, 40, o.Nodes[0].ProcessCPUMs, 1e-9)
+	sim := metrics.OverheadOf(ha.NewTrace(stats("A", 1, 1, 0, 0)), &base)
+	assert.Nil(t, sim.ProcessCPURatio, "no process CPU, no ratio (simulated runs)")
 	assert.Nil(t, o.PeakQueueRatio, "no ratio against a zero baseline")
 	assert.EqualValues(t, 70, o.PeakQueue)
 	assert.Len(t, o.Nodes, 2)
