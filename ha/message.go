@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -156,19 +158,76 @@ func parseTuple(b []byte, t *Tuple) error {
 // EncodeMsgpack writes a tuple as a 10-element msgpack array
 // [stream, seq, key, time, emit, value, idKind, [idKey, idX], n, hash].
 func (t *Tuple) EncodeMsgpack(e *msgpack.Encoder) error {
-	var buf [tupleWireSize]byte
-	_, err := e.Writer().Write(appendTuple(buf[:0], t))
+	w := e.Writer()
+	if ab, ok := w.(availableBufferWriter); ok {
+		// Encode straight into the writer's spare capacity (bytes.Buffer,
+		// bufio.Writer) when it has room: no scratch buffer to fill.
+		if spare := ab.AvailableBuffer(); cap(spare) >= tupleWireSize {
+			_, err := ab.Write(appendTuple(spare, t))
+			return err
+		}
+	}
+	buf := tupleBufs.Get().(*[tupleWireSize]byte)
+	_, err := w.Write(appendTuple(buf[:0], t))
+	tupleBufs.Put(buf)
 	return err
 }
 
 // DecodeMsgpack reads a tuple written by EncodeMsgpack.
 func (t *Tuple) DecodeMsgpack(d *msgpack.Decoder) error {
-	var buf [tupleWireSize]byte
+	buf := tupleBufs.Get().(*[tupleWireSize]byte)
+	defer tupleBufs.Put(buf)
 	if err := d.ReadFull(buf[:]); err != nil {
 		return err
 	}
 	return parseTuple(buf[:], t)
 }
+
+// writeTuples writes the fixed-size encodings of ts back to back: into the
+// writer's spare capacity when it has room for all of them (the cluster's
+// frame writer, a bytes.Buffer, has), else through a recycled scratch
+// buffer, so that a data message costs no allocation for its tuples.
+func writeTuples(w io.Writer, ts []Tuple) error {
+	size := len(ts) * tupleWireSize
+	var buf []byte
+	if ab, ok := w.(availableBufferWriter); ok {
+		if spare := ab.AvailableBuffer(); cap(spare) >= size {
+			buf = spare
+		}
+	}
+	var scratch *[]byte
+	if buf == nil {
+		scratch = batchBufs.Get().(*[]byte)
+		buf = (*scratch)[:0]
+	}
+	for i := range ts {
+		buf = appendTuple(buf, &ts[i])
+	}
+	_, err := w.Write(buf)
+	if scratch != nil && cap(buf) <= maxPooledBatch {
+		*scratch = buf[:0]
+		batchBufs.Put(scratch)
+	}
+	return err
+}
+
+// batchBufs recycles writeTuples' scratch buffers up to maxPooledBatch
+// bytes (a larger one, from a replay, is left to the garbage collector).
+var batchBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledBatch = 1 << 20
+
+// availableBufferWriter is a writer that lends its spare capacity
+// (bytes.Buffer and bufio.Writer do).
+type availableBufferWriter interface {
+	AvailableBuffer() []byte
+	Write([]byte) (int, error)
+}
+
+// tupleBufs recycles the scratch buffers of single-tuple encoding and
+// decoding: a buffer handed to an io.Reader or io.Writer escapes, so a
+// local array would be allocated on every call.
+var tupleBufs = sync.Pool{New: func() any { return new([tupleWireSize]byte) }}
 
 // EncodeMsgpack writes a route as a 6-element array.
 func (r *Route) EncodeMsgpack(e *msgpack.Encoder) error {
@@ -253,11 +312,7 @@ func (m *Message) EncodeMsgpack(e *msgpack.Encoder) error {
 		return err
 	}
 	if len(m.Tuples) > 0 {
-		buf := make([]byte, 0, len(m.Tuples)*tupleWireSize)
-		for i := range m.Tuples {
-			buf = appendTuple(buf, &m.Tuples[i])
-		}
-		if _, err := e.Writer().Write(buf); err != nil {
+		if err := writeTuples(e.Writer(), m.Tuples); err != nil {
 			return err
 		}
 	}
@@ -319,7 +374,8 @@ func (m *Message) DecodeMsgpack(d *msgpack.Decoder) error {
 	m.Tuples = nil
 	if n > 0 {
 		m.Tuples = make([]Tuple, n)
-		var buf [tupleWireSize]byte
+		buf := tupleBufs.Get().(*[tupleWireSize]byte)
+		defer tupleBufs.Put(buf)
 		for i := range m.Tuples {
 			if err := d.ReadFull(buf[:]); err != nil {
 				return fmt.Errorf("tuple %d: %w", i, err)
@@ -344,7 +400,7 @@ func (m *Message) DecodeMsgpack(d *msgpack.Decoder) error {
 			return fmt.Errorf("route: %w", err)
 		}
 	}
-	m.Body, err = d.DecodeBytes()
+	m.Body, err = decodeBody(d)
 	return err
 }
 

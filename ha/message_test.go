@@ -2,8 +2,11 @@ package ha_test
 
 import (
 	"bytes"
+	"runtime"
+	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -29,6 +32,8 @@ func TestMessageRoundTrip(t *testing.T) {
 		{"ack", ha.Message{Kind: ha.KindAck, From: "C", Frag: 2, Seq: 99, Level: 1}},
 		{"strategy", ha.Message{Kind: ha.KindStrategy, From: "B", Frag: 1, Type: "checkpoint", Body: []byte{1, 2, 3}}},
 		{"negative frag", ha.Message{Kind: ha.KindData, From: "src", Frag: ha.FragSource}},
+		{"body over several read chunks", ha.Message{Kind: ha.KindStrategy, From: "B", Type: "checkpoint", Body: bigBody(3<<20 + 7)}},
+		{"empty body", ha.Message{Kind: ha.KindStrategy, From: "B", Type: "x", Body: []byte{}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,6 +46,38 @@ func TestMessageRoundTrip(t *testing.T) {
 			}
 			require.Equal(t, tc.m, got)
 			require.InDelta(t, len(b), tc.m.WireSize(), float64(len(b))/2+16, "WireSize approximates the encoded size")
+		})
+	}
+}
+
+func bigBody(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	return b
+}
+
+// TestMessageBodyLengthIsNotTrusted: a message whose body announces far
+// more bytes than it carries is rejected without allocating the announced
+// size (a 3 GB allocation from a 40-byte frame killed a fuzz worker).
+func TestMessageBodyLengthIsNotTrusted(t *testing.T) {
+	good, err := msgpack.Marshal(&ha.Message{Kind: ha.KindStrategy, From: "B", Type: "x", Body: []byte("abc")})
+	require.NoError(t, err)
+	i := bytes.LastIndex(good, []byte{0xc4, 3, 'a', 'b', 'c'})
+	require.Positive(t, i)
+	for name, prefix := range map[string][]byte{
+		"bin32 of 3 GB":   {0xc6, 0xc6, 0xc6, 0xc6, 0xc6},
+		"bin32 of 1.1 GB": {0xc6, 0x42, 0x00, 0x00, 0x00},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := append(append(slices.Clone(good[:i]), prefix...), "abc"...)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			var m ha.Message
+			require.Error(t, msgpack.Unmarshal(b, &m))
+			runtime.ReadMemStats(&after)
+			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "allocated for bytes that never came")
 		})
 	}
 }
@@ -119,6 +156,7 @@ func BenchmarkCodecBatch(b *testing.B) {
 	}
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
+	dec := msgpack.NewDecoder(&buf)
 	var out ha.Message
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -127,7 +165,7 @@ func BenchmarkCodecBatch(b *testing.B) {
 		if err := m.EncodeMsgpack(enc); err != nil {
 			b.Fatal(err)
 		}
-		dec := msgpack.NewDecoder(&buf)
+		dec.Reset(&buf) // the cluster's frame reader reuses its decoder too
 		if err := out.DecodeMsgpack(dec); err != nil {
 			b.Fatal(err)
 		}
