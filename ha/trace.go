@@ -89,8 +89,9 @@ const (
 )
 
 // Deliveries is a sink's output log in delivery order. It is stored in
-// fixed-size chunks that never move, so it grows without copying and holds
-// no pointers for the garbage collector to scan: 88 bytes per delivery.
+// chunks of 4096 that are never copied once full, so it grows without
+// copying the log and holds no pointers for the garbage collector to scan:
+// 88 bytes per delivery.
 // The zero value is an empty log.
 type Deliveries struct {
 	chunks [][]Delivery
@@ -105,18 +106,34 @@ func (d *Deliveries) Len() int {
 	return d.n
 }
 
-// At returns the i-th delivery (0 ≤ i < Len). The pointer stays valid for
-// the life of the log.
+// At returns the i-th delivery (0 ≤ i < Len). The delivery it points to
+// never changes.
 func (d *Deliveries) At(i int) *Delivery {
 	return &d.chunks[i>>deliveryChunkBits][i&(deliveryChunk-1)]
 }
 
+// firstChunk is the initial capacity of the first chunk, which doubles
+// up to deliveryChunk: a short run (a windowed query delivers a few hundred
+// outputs) should not pay for 352 KiB of fresh memory.
+const firstChunk = 64
+
 // Append adds a delivery at the end.
 func (d *Deliveries) Append(x Delivery) {
-	if d.n&(deliveryChunk-1) == 0 {
-		d.chunks = append(d.chunks, make([]Delivery, deliveryChunk))
+	c := d.n >> deliveryChunkBits
+	if c == len(d.chunks) {
+		size := deliveryChunk
+		if c == 0 {
+			size = firstChunk
+		}
+		d.chunks = append(d.chunks, make([]Delivery, 0, size))
 	}
-	d.chunks[d.n>>deliveryChunkBits][d.n&(deliveryChunk-1)] = x
+	ch := d.chunks[c]
+	if len(ch) == cap(ch) { // only the first chunk, while it is small
+		grown := make([]Delivery, len(ch), min(2*cap(ch), deliveryChunk))
+		copy(grown, ch)
+		ch = grown
+	}
+	d.chunks[c] = append(ch, x)
 	d.n++
 }
 
