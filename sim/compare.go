@@ -55,10 +55,23 @@ func (e *Experiment) Reference() (Config, *Outcome, error) {
 	return cfg, out, nil
 }
 
+// Progress is told the name of each stage of a comparison as it starts:
+// with millions of tuples a run or a classification takes seconds.
+type Progress func(stage string)
+
 // Compare runs the experiment under each named strategy (with the faults,
 // and once more without them for overhead) plus the failure-free no-HA
 // reference run, and computes every metric.
 func Compare(e *Experiment, names []string) (*Comparison, error) {
+	return CompareProgress(e, names, nil)
+}
+
+// CompareProgress is Compare, telling progress (when not nil) each stage.
+func CompareProgress(e *Experiment, names []string, progress Progress) (*Comparison, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	progress("reference run (failure-free, no HA)")
 	_, ref, err := e.Reference()
 	if err != nil {
 		return nil, err
@@ -72,7 +85,7 @@ func Compare(e *Experiment, names []string) (*Comparison, error) {
 	}
 	cmp := &Comparison{Result: res, Reference: ref.Trace}
 	for _, name := range names {
-		sr, err := e.RunStrategy(name, ref.Trace, &base)
+		sr, err := e.runStrategy(name, ref.Trace, &base, progress)
 		if err != nil {
 			return nil, err
 		}
@@ -84,6 +97,10 @@ func Compare(e *Experiment, names []string) (*Comparison, error) {
 
 // RunStrategy runs one strategy with and without faults and computes its figures.
 func (e *Experiment) RunStrategy(name string, reference *ha.Trace, base *metrics.Overhead) (*StrategyRun, error) {
+	return e.runStrategy(name, reference, base, func(string) {})
+}
+
+func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics.Overhead, progress Progress) (*StrategyRun, error) {
 	info, err := strategies.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -107,6 +124,7 @@ func (e *Experiment) RunStrategy(name string, reference *ha.Trace, base *metrics
 	if err != nil {
 		return nil, err
 	}
+	progress(name + ": run with the faults")
 	faulty, err := Run(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -117,6 +135,8 @@ func (e *Experiment) RunStrategy(name string, reference *ha.Trace, base *metrics
 	}
 	// Classify before the failure-free run so that its trace and the
 	// classifier's working set are never held at the same time.
+	progress(fmt.Sprintf("%s: classifying %d outputs against %d expected", name,
+		faulty.Trace.Deliveries().Len(), reference.Deliveries().Len()))
 	rec := metrics.RecoveryOf(reference, faulty.Trace)
 	st2, err := build()
 	if err != nil {
@@ -126,6 +146,7 @@ func (e *Experiment) RunStrategy(name string, reference *ha.Trace, base *metrics
 	if err != nil {
 		return nil, err
 	}
+	progress(name + ": failure-free run (overhead)")
 	ff, err := Run(ffCfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s (failure-free): %w", name, err)

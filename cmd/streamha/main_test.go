@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -136,4 +137,25 @@ func TestOperatorsListsTheLibrary(t *testing.T) {
 	for _, want := range []string{"tumbling (convergent-capable)", "union (arbitrary)", "running_sum (deterministic)", "size", "value_gt"} {
 		assert.Contains(t, out, want)
 	}
+}
+
+// TestRunReportsStagesOfLongRuns: a run past runProgressAfter tells which
+// stage it is in on stderr (stdout keeps only the table or the JSON);
+// --quiet silences it. The default run is shorter than the real threshold.
+func TestRunReportsStagesOfLongRuns(t *testing.T) {
+	defer func(d time.Duration) { runProgressAfter = d }(runProgressAfter)
+	runProgressAfter = 0
+	code, out, errOut := runCLI(t, "run", "--strategy", "amnesia,upstream-backup", "--no-out", "--json")
+	require.Equal(t, 0, code, errOut)
+	for _, stage := range []string{"reference run", "amnesia: run with the faults", "amnesia: classifying",
+		"amnesia: failure-free run", "upstream-backup: run with the faults"} {
+		assert.Contains(t, errOut, stage)
+	}
+	assert.NotContains(t, out, "streamha:", "progress stays off stdout")
+	var res map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &res), "stdout is still the JSON result")
+
+	code, _, errOut = runCLI(t, "run", "--strategy", "amnesia", "--no-out", "--quiet")
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, errOut)
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +24,7 @@ type runFlags struct {
 	out      string
 	json     bool
 	noOut    bool
+	quiet    bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -31,7 +34,8 @@ func newRunCmd() *cobra.Command {
 		Short: "Run one experiment under every strategy, side by side, in the simulator",
 		Long: "run simulates the experiment (the built-in default, or --config FILE) under each strategy with\n" +
 			"its fault schedule, classifies the recovery against the failure-free run, prints a comparison\n" +
-			"table and writes result.json, the traces and the report into --out.",
+			"table and writes result.json, the traces and the report into --out. A run that takes longer than\n" +
+			"2 s reports each stage it starts on stderr (--quiet: never).",
 		Example: "  streamha run\n  streamha run --strategy passive-standby,amnesia --seed 7\n  streamha run --config examples/union.yaml --json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRun(cmd, f)
@@ -44,6 +48,7 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.out, "out", "", "output directory (default ./streamha-out/<experiment>-<seed>/)")
 	fl.BoolVar(&f.json, "json", false, "print result.json on stdout instead of the table")
 	fl.BoolVar(&f.noOut, "no-out", false, "write no files")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
 	return c
 }
 
@@ -112,7 +117,11 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	cmp, err := sim.Compare(e, names)
+	var progress sim.Progress
+	if !f.quiet {
+		progress = stageReporter(cmd.ErrOrStderr(), runProgressAfter)
+	}
+	cmp, err := sim.CompareProgress(e, names, progress)
 	if err != nil {
 		return err
 	}
@@ -141,6 +150,23 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 		fmt.Fprintf(out, "\nresults written to %s\n", dir)
 	}
 	return nil
+}
+
+// runProgressAfter is how long a run stays silent before it reports its
+// stages: the default experiment takes well under a second and prints
+// only its table.
+var runProgressAfter = 2 * time.Second
+
+// stageReporter returns a sim.Progress that writes each stage it is told
+// of to w, with the time elapsed since it was created, once after has
+// passed.
+func stageReporter(w io.Writer, after time.Duration) sim.Progress {
+	start := time.Now()
+	return func(stage string) {
+		if el := time.Since(start); el >= after {
+			fmt.Fprintf(w, "streamha: %s: %s\n", el.Round(100*time.Millisecond), stage)
+		}
+	}
 }
 
 func reproduceCommand(f runFlags, e *sim.Experiment) string {
