@@ -45,7 +45,7 @@ func (l *Lab) simulate(file, name string) (*run, error) {
 	}
 	r := &run{sr: &cmp.Runs[0], reference: cmp.Reference}
 	r.exp, r.obs = cmp.Reference.Deliveries(), r.sr.Trace.Deliveries()
-	r.cls = classify.Classify(metrics.Outputs(r.exp), metrics.Outputs(r.obs), metrics.Marks(r.sr.Trace))
+	r.cls = metrics.Classify(r.exp, r.obs, metrics.Marks(r.sr.Trace))
 	return r, nil
 }
 

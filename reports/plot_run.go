@@ -241,16 +241,15 @@ func thinMax(xy plotter.XYs, n int) plotter.XYs {
 // back, precise as deliveries on the expected line.
 func OutputFigure(name, strategy string, reference, faulty *ha.Trace, rec metrics.Recovery) (Figure, error) {
 	exp, obs := reference.Deliveries(), faulty.Deliveries()
-	eo, oo := metrics.Outputs(exp), metrics.Outputs(obs)
-	res := classify.Classify(eo, oo, nil)
+	res := metrics.Classify(exp, obs, nil)
 	title := fmt.Sprintf("%s: output timeline (%s)", strategy, recoveryText(res))
 	if exp.Len() == 0 && obs.Len() == 0 {
 		return single(name, title, []string{"no output"}, emptyPlot(title, "neither run delivered any output"))
 	}
-	pos := make(map[string]int, len(eo))
-	for i, o := range eo {
-		if _, ok := pos[o.ID]; !ok {
-			pos[o.ID] = i
+	pos := make(map[ha.OutputID]int, exp.Len())
+	for i, d := range exp.All() {
+		if _, ok := pos[d.Tuple.ID]; !ok {
+			pos[d.Tuple.ID] = i
 		}
 	}
 	var expXY, okXY, dupXY, wrongXY, spurXY, missXY plotter.XYs
@@ -259,7 +258,7 @@ func OutputFigure(name, strategy string, reference, faulty *ha.Trace, rec metric
 	}
 	last := 0.0
 	for i, d := range obs.All() {
-		y, ok := pos[oo[i].ID]
+		y, ok := pos[d.Tuple.ID]
 		if !ok {
 			y = int(last) // a spurious id sits where the stream was
 		}
@@ -276,9 +275,15 @@ func OutputFigure(name, strategy string, reference, faulty *ha.Trace, rec metric
 			okXY = append(okXY, xy)
 		}
 	}
-	for _, id := range res.MissingIDs {
-		if i, ok := pos[id]; ok {
-			missXY = append(missXY, plotter.XY{X: exp.At(i).T.Seconds(), Y: float64(i)})
+	if len(res.MissingIDs) > 0 { // in expected order, as MissingIDs
+		missing := make(map[string]bool, len(res.MissingIDs))
+		for _, id := range res.MissingIDs {
+			missing[id] = true
+		}
+		for i, d := range exp.All() {
+			if pos[d.Tuple.ID] == i && missing[d.Tuple.ID.String()] {
+				missXY = append(missXY, plotter.XY{X: d.T.Seconds(), Y: float64(i)})
+			}
 		}
 	}
 	var notes []string

@@ -30,6 +30,7 @@ import (
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/inproc"
+	hametrics "github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -280,6 +281,52 @@ func benchClassify(size benchSize, add func(row)) error {
 	}
 	add(row{fmt.Sprintf("classifier, %s outputs over 1000 keys", human(float64(len(obs)))), human(median(rates)) + "outputs/s",
 		"1 M outputs < 2 s", spread(rates)})
+	return benchClassifyInPlace(size, add)
+}
+
+// benchClassifyInPlace times the same workload as simulator deliveries,
+// classified in place (ha/metrics.Classify), as streamha run does.
+func benchClassifyInPlace(size benchSize, add func(row)) error {
+	const keys = 1000
+	var exp, obs ha.Trace
+	deliver := func(tr *ha.Trace, i int, v float64, t time.Duration) {
+		w := i / keys
+		tu := ha.Tuple{Key: uint32(i % keys), Value: v, Lineage: ha.Lineage{N: uint32(100 + i%50)},
+			ID: ha.OutputID{Kind: ha.IDWindow, Key: uint32(i % keys), X: int64(w) * int64(time.Second)}}
+		tr.Add(ha.Event{T: t, Kind: ha.EvDeliver, Tuple: &tu})
+	}
+	for i := range size.classify {
+		v, t := float64(i%997)/4, time.Duration(i/keys*1000+i%keys)*time.Millisecond
+		deliver(&exp, i, v, t)
+		switch {
+		case i%20011 == 0:
+			continue
+		case i%30011 == 1:
+			deliver(&obs, i, v, t)
+			t += 500 * time.Millisecond
+		case i%40009 == 2:
+			v += 0.001
+		}
+		deliver(&obs, i, v, t)
+	}
+	var r classify.Result
+	ds, err := timed(size.repeat, func() error {
+		r = hametrics.Classify(exp.Deliveries(), obs.Deliveries(), nil)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if r.Type != classify.TypeGap {
+		return fmt.Errorf("bench: in-place classifier workload gave %s, want gap", r.Type)
+	}
+	n := obs.Deliveries().Len()
+	rates := make([]float64, len(ds))
+	for i, d := range ds {
+		rates[i] = float64(n) / d.Seconds()
+	}
+	add(row{fmt.Sprintf("classifier in place (simulator deliveries), %s outputs", human(float64(n))), human(median(rates)) + "outputs/s",
+		"", spread(rates)})
 	return nil
 }
 

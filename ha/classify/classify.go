@@ -5,9 +5,11 @@
 // Algorithms for Distributed Stream Processing" (ICDE 2005): precise,
 // rollback (repeating, convergent or divergent) or gap.
 //
-// It is used in-process by the simulator (which passes slices of [Output])
-// and by `streamha classify` on JSON Lines logs written by any system
-// (see [ReadJSONL]).
+// It is used in-process by the simulator's metrics, which hand it the sink's
+// deliveries in place through a [Source] ([ClassifySource]), and by
+// `streamha classify` on JSON Lines logs written by any system (see
+// [ReadJSONL]), as slices of [Output] ([Classify]); both take the same path
+// and give the same verdict for the same outputs.
 //
 // # Outputs and identity
 //
@@ -148,43 +150,91 @@ type Result struct {
 	MissingIDs []string `json:"-"`
 }
 
-// same reports whether a and b are identical outputs: same id and value,
-// and the same n when both carry one.
-func same(a, b *Output) bool {
-	return a.ID == b.ID && a.Value == b.Value && (!a.HasN || !b.HasN || a.N == b.N)
+// Source is an output log the classifier reads in place, without first
+// converting every output to an Output of strings: ClassifySource compares
+// outputs by their ids and keys as values of any comparable type and by a
+// value identity, and asks for an Output only to phrase explanations. The
+// simulator's metrics read sink deliveries this way; Classify reads Outputs.
+type Source[I, K comparable] interface {
+	// Len is the number of outputs.
+	Len() int
+	// ID is output i's logical id.
+	ID(i int) I
+	// Entry is output i as the classifier compares it.
+	Entry(i int) Entry[K]
+	// Output is output i as text, for the explanations.
+	Output(i int) Output
 }
 
-// keyTable maps key strings to dense indices in first-appearance order.
-type keyTable struct {
-	idx     map[string]int32
-	names   []string
-	lastKey string
+// Entry is one output of a Source: its ordering key, a value identity
+// (equal exactly when the canonical value texts are equal), and its lineage
+// count and delivery time (ms) when known.
+type Entry[K comparable] struct {
+	Key   K
+	Value uint64
+	N     int64
+	HasN  bool
+	T     float64
+	HasT  bool
+}
+
+// item is what the classifier keeps of one output beyond its id and key
+// indices.
+type item struct {
+	val  uint64
+	n    int64
+	t    float64
+	hasN bool
+	hasT bool
+}
+
+func itemOf[K comparable](e Entry[K]) item {
+	return item{val: e.Value, n: e.N, t: e.T, hasN: e.HasN, hasT: e.HasT}
+}
+
+// sameEO reports whether expected output e and observed output o are
+// identical: same id and value, and the same n when both carry one.
+func (s *state) sameEO(e, o int32) bool {
+	a, b := &s.e[e], &s.o[o]
+	return s.idOfExp[e] == s.idOfObs[o] && a.val == b.val && (!a.hasN || !b.hasN || a.n == b.n)
+}
+
+// sameOO is sameEO for two observed outputs.
+func (s *state) sameOO(x, y int32) bool {
+	a, b := &s.o[x], &s.o[y]
+	return s.idOfObs[x] == s.idOfObs[y] && a.val == b.val && (!a.hasN || !b.hasN || a.n == b.n)
+}
+
+// keyTable maps keys to dense indices in first-appearance order.
+type keyTable[K comparable] struct {
+	idx     map[K]int32
+	lastKey K
 	lastIdx int32
 }
 
-func newKeyTable() *keyTable {
-	return &keyTable{idx: make(map[string]int32), lastIdx: -1}
+func newKeyTable[K comparable]() *keyTable[K] {
+	return &keyTable[K]{idx: make(map[K]int32), lastIdx: -1}
 }
 
-func (k *keyTable) get(key string) int32 {
+func (k *keyTable[K]) get(key K) int32 {
 	if k.lastIdx >= 0 && key == k.lastKey {
 		return k.lastIdx
 	}
 	i, ok := k.idx[key]
 	if !ok {
-		i = int32(len(k.names))
+		i = int32(len(k.idx))
 		k.idx[key] = i
-		k.names = append(k.names, key)
 	}
 	k.lastKey, k.lastIdx = key, i
 	return i
 }
 
-// state is the working data of one Classify call.
+// state is the working data of one classification.
 type state struct {
-	expected, observed []Output
-	nExpIDs            int
-	idMap              map[string]int32 // id -> id index (expected ids first)
+	e, o           []item           // expected and observed outputs
+	expOut, obsOut func(int) Output // the outputs as text (explanations)
+	nExpIDs        int
+	nKeys          int
 
 	idOfExp  []int32 // expected index -> id index
 	expHead  []int32 // id index -> first expected index
@@ -195,11 +245,39 @@ type state struct {
 	lastObs  []int32 // id index -> last observed index, -1
 	origin   []int32 // observed index -> first identical delivery (itself unless duplicate)
 	status   []string
-	keys     *keyTable
 	keyOfExp []int32
 	keyOfObs []int32
 	expByKey [][]int32 // key -> expected indices
 	dedByKey [][]int32 // key -> non-duplicate observed indices
+}
+
+// keyName is key k's text ("" = the default group).
+func (s *state) keyName(k int) string {
+	if e := s.expByKey[k]; len(e) > 0 {
+		return s.expOut(int(e[0])).Key
+	}
+	return s.obsOut(int(s.dedByKey[k][0])).Key
+}
+
+// outputSource reads a slice of Outputs; value texts are interned in vals,
+// which the expected and observed sources share.
+type outputSource struct {
+	outs []Output
+	vals map[string]uint64
+}
+
+func (s outputSource) Len() int            { return len(s.outs) }
+func (s outputSource) ID(i int) string     { return s.outs[i].ID }
+func (s outputSource) Output(i int) Output { return s.outs[i] }
+
+func (s outputSource) Entry(i int) Entry[string] {
+	o := &s.outs[i]
+	v, ok := s.vals[o.Value]
+	if !ok {
+		v = uint64(len(s.vals))
+		s.vals[o.Value] = v
+	}
+	return Entry[string]{Key: o.Key, Value: v, N: o.N, HasN: o.HasN, T: o.T, HasT: o.HasT}
 }
 
 // Label is the recovery as one word or type/subtype ("rollback/repeating").
@@ -218,30 +296,38 @@ func Label(typ, subtype string) string {
 // one explanation per anomaly, phrased with the marks. See the package
 // documentation for the exact rules.
 func Classify(expected, observed []Output, marks []Mark) Result {
-	s := &state{expected: expected, observed: observed, keys: newKeyTable()}
-	s.indexExpected()
+	vals := map[string]uint64{}
+	return ClassifySource[string, string](outputSource{expected, vals}, outputSource{observed, vals}, marks)
+}
+
+// ClassifySource is Classify for logs read in place (see Source).
+func ClassifySource[I, K comparable](expected, observed Source[I, K], marks []Mark) Result {
+	s := &state{expOut: expected.Output, obsOut: observed.Output}
+	keys := newKeyTable[K]()
+	ids := indexExpected(s, expected, keys)
 	res := Result{Explanations: []string{}, MissingIDs: []string{}}
-	s.labelObserved(&res)
+	labelObserved(s, expected, observed, ids, keys, &res)
+	s.nKeys = len(keys.idx)
 
 	// Missing ids and lost inputs.
 	for d := 0; d < s.nExpIDs; d++ {
 		last := s.lastObs[d]
 		if last < 0 {
 			res.Missing++
-			res.MissingIDs = append(res.MissingIDs, expected[s.expHead[d]].ID)
+			res.MissingIDs = append(res.MissingIDs, expected.Output(int(s.expHead[d])).ID)
 			if s.expHasN[d] {
 				res.LostInputs += s.expN[d]
 			}
 			continue
 		}
-		if o := &observed[last]; o.HasN && s.expHasN[d] && o.N < s.expN[d] {
-			res.LostInputs += s.expN[d] - o.N
+		if o := &s.o[last]; o.hasN && s.expHasN[d] && o.n < s.expN[d] {
+			res.LostInputs += s.expN[d] - o.n
 		}
 	}
 	gap := res.Missing > 0 || s.anyShortfall()
 
 	equal := true // de-duplicated sequence equals expected for every key
-	for k := range s.keys.names {
+	for k := range s.nKeys {
 		if !s.keyEqual(k) {
 			equal = false
 			break
@@ -271,35 +357,39 @@ func Classify(expected, observed []Output, marks []Mark) Result {
 	return res
 }
 
-// indexExpected builds the id and key indices of the expected log.
-func (s *state) indexExpected() {
-	ne := len(s.expected)
-	ids := make(map[string]int32, ne)
+// indexExpected builds the id and key indices of the expected log and
+// returns the id index (expected ids first).
+func indexExpected[I, K comparable](s *state, expected Source[I, K], keys *keyTable[K]) map[I]int32 {
+	ne := expected.Len()
+	ids := make(map[I]int32, ne)
+	s.e = make([]item, ne)
 	s.idOfExp = make([]int32, ne)
 	s.expNext = make([]int32, ne)
 	s.keyOfExp = make([]int32, ne)
 	s.expHead = make([]int32, 0, ne)
 	var expTail []int32
-	for i := range s.expected {
-		e := &s.expected[i]
-		d, ok := ids[e.ID]
+	for i := range ne {
+		en := expected.Entry(i)
+		s.e[i] = itemOf(en)
+		id := expected.ID(i)
+		d, ok := ids[id]
 		if !ok {
 			d = int32(len(s.expHead))
-			ids[e.ID] = d
+			ids[id] = d
 			s.expHead = append(s.expHead, int32(i))
 			expTail = append(expTail, int32(i))
-			s.expN = append(s.expN, e.N)
-			s.expHasN = append(s.expHasN, e.HasN)
+			s.expN = append(s.expN, en.N)
+			s.expHasN = append(s.expHasN, en.HasN)
 		} else {
 			s.expNext[expTail[d]] = int32(i)
 			expTail[d] = int32(i)
-			if e.HasN {
-				s.expN[d], s.expHasN[d] = e.N, true
+			if en.HasN {
+				s.expN[d], s.expHasN[d] = en.N, true
 			}
 		}
 		s.idOfExp[i] = d
 		s.expNext[i] = -1
-		k := s.keys.get(e.Key)
+		k := keys.get(en.Key)
 		s.keyOfExp[i] = k
 		for int(k) >= len(s.expByKey) {
 			s.expByKey = append(s.expByKey, nil)
@@ -307,14 +397,14 @@ func (s *state) indexExpected() {
 		s.expByKey[k] = append(s.expByKey[k], int32(i))
 	}
 	s.nExpIDs = len(s.expHead)
-	s.idMap = ids
+	return ids
 }
 
 // labelObserved labels every observed delivery and counts the labels.
-func (s *state) labelObserved(res *Result) {
-	no := len(s.observed)
-	ids := s.idMap
-	consumed := make([]bool, len(s.expected))
+func labelObserved[I, K comparable](s *state, expected, observed Source[I, K], ids map[I]int32, keys *keyTable[K], res *Result) {
+	no, ne := observed.Len(), expected.Len()
+	consumed := make([]bool, ne)
+	s.o = make([]item, no)
 	s.status = make([]string, no)
 	s.origin = make([]int32, no)
 	s.idOfObs = make([]int32, no)
@@ -334,23 +424,25 @@ func (s *state) labelObserved(res *Result) {
 	// logs mostly follow the expected order, so comparing with it first
 	// avoids most map lookups (and their cache misses) on large logs.
 	cur := 0
-	for i := range s.observed {
-		o := &s.observed[i]
+	for i := range no {
+		en := observed.Entry(i)
+		s.o[i] = itemOf(en)
+		id := observed.ID(i)
 		var d, k int32
-		if cur < len(s.expected) && s.expected[cur].ID == o.ID {
+		if cur < ne && expected.ID(cur) == id {
 			d = s.idOfExp[cur]
 			k = -1
-			if s.expected[cur].Key == o.Key {
-				k = s.keyOfExp[cur]
+			if kc := s.keyOfExp[cur]; keys.lastIdx == kc && keys.lastKey == en.Key {
+				k = kc
 			}
 			cur++
 		} else {
 			var ok bool
-			d, ok = ids[o.ID]
+			d, ok = ids[id]
 			switch {
 			case !ok:
 				d = int32(len(varHead))
-				ids[o.ID] = d
+				ids[id] = d
 				varHead = append(varHead, -1)
 				varTail = append(varTail, -1)
 				s.lastObs = append(s.lastObs, -1)
@@ -360,10 +452,11 @@ func (s *state) labelObserved(res *Result) {
 			k = -1
 		}
 		s.idOfObs[i] = d
+		i32 := int32(i)
 		st := ""
 		if int(d) < s.nExpIDs {
 			for e := s.expHead[d]; e >= 0; e = s.expNext[e] {
-				if !consumed[e] && same(&s.expected[e], o) {
+				if !consumed[e] && s.sameEO(e, i32) {
 					consumed[e] = true
 					st = StatusOK
 					break
@@ -372,12 +465,12 @@ func (s *state) labelObserved(res *Result) {
 		}
 		match := int32(-1)
 		for v := varHead[d]; v >= 0; v = varNext[v] {
-			if same(&s.observed[v], o) {
+			if s.sameOO(v, i32) {
 				match = v
 				break
 			}
 		}
-		s.origin[i] = int32(i)
+		s.origin[i] = i32
 		if st == "" && match >= 0 {
 			st = StatusDuplicate
 			s.origin[i] = match
@@ -386,11 +479,11 @@ func (s *state) labelObserved(res *Result) {
 			if match < 0 { // a new distinct variant of this id
 				varNext[i] = -1
 				if varTail[d] < 0 {
-					varHead[d] = int32(i)
+					varHead[d] = i32
 				} else {
-					varNext[varTail[d]] = int32(i)
+					varNext[varTail[d]] = i32
 				}
-				varTail[d] = int32(i)
+				varTail[d] = i32
 			}
 			switch {
 			case st != "":
@@ -403,9 +496,9 @@ func (s *state) labelObserved(res *Result) {
 			}
 		}
 		s.status[i] = st
-		s.lastObs[d] = int32(i)
+		s.lastObs[d] = i32
 		if k < 0 {
-			k = s.keys.get(o.Key)
+			k = keys.get(en.Key)
 		}
 		s.keyOfObs[i] = k
 		for int(k) >= len(s.dedByKey) {
@@ -413,7 +506,7 @@ func (s *state) labelObserved(res *Result) {
 			s.expByKey = append(s.expByKey, nil)
 		}
 		if st != StatusDuplicate {
-			s.dedByKey[k] = append(s.dedByKey[k], int32(i))
+			s.dedByKey[k] = append(s.dedByKey[k], i32)
 		}
 	}
 }
@@ -439,8 +532,8 @@ func (s *state) shortfall(d int32) int64 {
 	if last < 0 {
 		return 0
 	}
-	if o := &s.observed[last]; o.HasN && o.N < s.expN[d] {
-		return s.expN[d] - o.N
+	if o := &s.o[last]; o.hasN && o.n < s.expN[d] {
+		return s.expN[d] - o.n
 	}
 	return 0
 }
@@ -453,7 +546,7 @@ func (s *state) keyEqual(k int) bool {
 		return false
 	}
 	for i := range e {
-		if !same(&s.expected[e[i]], &s.observed[o[i]]) {
+		if !s.sameEO(e[i], o[i]) {
 			return false
 		}
 	}
@@ -465,7 +558,7 @@ func (s *state) keyEqual(k int) bool {
 func (s *state) commonSuffix(k int) int {
 	e, o := s.expByKey[k], s.dedByKey[k]
 	n := 0
-	for n < len(e) && n < len(o) && same(&s.expected[e[len(e)-1-n]], &s.observed[o[len(o)-1-n]]) {
+	for n < len(e) && n < len(o) && s.sameEO(e[len(e)-1-n], o[len(o)-1-n]) {
 		n++
 	}
 	return n
@@ -475,11 +568,11 @@ func (s *state) commonSuffix(k int) int {
 // first delivery of the converged suffixes, as a time in ms when all of
 // them carry a time, else as an observed index.
 func (s *state) convergence() (float64, bool) {
-	if len(s.keys.names) == 0 {
+	if s.nKeys == 0 {
 		return 0, false
 	}
 	maxT, maxIdx, allT := 0.0, int32(-1), true
-	for k := range s.keys.names {
+	for k := range s.nKeys {
 		n := s.commonSuffix(k)
 		if n == 0 {
 			return 0, false
@@ -487,10 +580,10 @@ func (s *state) convergence() (float64, bool) {
 		o := s.dedByKey[k]
 		start := o[len(o)-n]
 		maxIdx = max(maxIdx, start)
-		if ob := &s.observed[start]; !ob.HasT {
+		if ob := &s.o[start]; !ob.hasT {
 			allT = false
-		} else if k == 0 || ob.T > maxT {
-			maxT = ob.T
+		} else if k == 0 || ob.t > maxT {
+			maxT = ob.t
 		}
 	}
 	if allT {

@@ -31,25 +31,25 @@ type anomaly struct {
 // explain writes one sentence per anomaly, in time (or delivery) order,
 // capped at MaxExplanations plus a summary of the rest.
 func (s *state) explain(res *Result, mk *markIndex) []string {
-	no, ne := len(s.observed), len(s.expected)
+	no, ne := len(s.o), len(s.e)
 	allT := true
-	for i := range s.observed {
-		if !s.observed[i].HasT {
+	for i := range s.o {
+		if !s.o[i].hasT {
 			allT = false
 			break
 		}
 	}
 	for i := 0; allT && i < ne; i++ {
-		allT = s.expected[i].HasT
+		allT = s.e[i].hasT
 	}
 	obsT := func(i int32) float64 {
 		if allT {
-			return s.observed[i].T
+			return s.o[i].t
 		}
 		return 0
 	}
 
-	keyBad := make([]bool, len(s.keys.names))
+	keyBad := make([]bool, s.nKeys)
 	var list []anomaly
 	var groups [][]int32
 	groupOf := map[int32]int32{}
@@ -85,17 +85,17 @@ func (s *state) explain(res *Result, mk *markIndex) []string {
 		}
 		t := 0.0
 		if allT {
-			t = s.expected[e].T
+			t = s.e[e].t
 		}
 		list = append(list, anomaly{kind: kindMissing, pos: e, t: t, ord: no + int(e)})
 	}
-	for k := range s.keys.names {
+	for k := range s.nKeys {
 		if keyBad[k] || s.keyEqual(k) {
 			continue
 		}
 		exp, ded := s.expByKey[k], s.dedByKey[k]
 		p := 0
-		for p < len(exp) && p < len(ded) && same(&s.expected[exp[p]], &s.observed[ded[p]]) {
+		for p < len(exp) && p < len(ded) && s.sameEO(exp[p], ded[p]) {
 			p++
 		}
 		a := anomaly{kind: kindOrder, pos: int32(k), at: int32(p), ord: no + ne + k}
@@ -149,7 +149,7 @@ func (s *state) sentence(a *anomaly, groups [][]int32, mk *markIndex) string {
 	var b strings.Builder
 	switch a.kind {
 	case kindMissing:
-		e := &s.expected[a.pos]
+		e := s.expOut(int(a.pos))
 		b.WriteString("output " + e.ID + " never delivered")
 		if e.HasT {
 			b.WriteString(" (expected at " + seconds(e.T) + " s")
@@ -160,11 +160,11 @@ func (s *state) sentence(a *anomaly, groups [][]int32, mk *markIndex) string {
 		}
 	case kindDuplicate:
 		copies := groups[a.grp]
-		o := &s.observed[copies[0]]
+		o := s.obsOut(int(copies[0]))
 		b.WriteString("output " + o.ID + " emitted " + times(len(copies)))
 		anyT := false
 		for _, c := range copies {
-			anyT = anyT || s.observed[c].HasT
+			anyT = anyT || s.o[c].hasT
 		}
 		if anyT {
 			b.WriteString(":")
@@ -176,7 +176,7 @@ func (s *state) sentence(a *anomaly, groups [][]int32, mk *markIndex) string {
 				default:
 					b.WriteString(",")
 				}
-				if w := when(&s.observed[c], mk); w != "" {
+				if w := s.when(c, mk); w != "" {
 					b.WriteString(" " + w)
 				} else {
 					b.WriteString(" at an unknown time")
@@ -184,9 +184,9 @@ func (s *state) sentence(a *anomaly, groups [][]int32, mk *markIndex) string {
 			}
 		}
 	case kindSpurious:
-		o := &s.observed[a.pos]
+		o := s.obsOut(int(a.pos))
 		b.WriteString("output " + o.ID + " was not expected (spurious)")
-		if w := when(o, mk); w != "" {
+		if w := s.when(a.pos, mk); w != "" {
 			b.WriteString(" " + w)
 		}
 	case kindWrong:
@@ -200,11 +200,11 @@ func (s *state) sentence(a *anomaly, groups [][]int32, mk *markIndex) string {
 // wrongSentence explains a delivery of an expected id with another value or
 // lineage count than expected.
 func (s *state) wrongSentence(b *strings.Builder, i int32, mk *markIndex) {
-	o := &s.observed[i]
+	o := s.obsOut(int(i))
 	d := s.idOfObs[i]
-	e := &s.expected[s.expHead[d]]
-	w := when(o, mk)
-	valueDiffers := o.Value != e.Value
+	e := s.expOut(int(s.expHead[d]))
+	w := s.when(i, mk)
+	valueDiffers := s.o[i].val != s.e[s.expHead[d]].val
 	nDiffers := o.HasN && s.expHasN[d] && o.N != s.expN[d]
 	b.WriteString("output " + o.ID + " delivered")
 	switch {
@@ -246,30 +246,30 @@ func (s *state) wrongSentence(b *strings.Builder, i int32, mk *markIndex) {
 func (s *state) orderSentence(b *strings.Builder, a *anomaly, mk *markIndex) {
 	k := int(a.pos)
 	group := "the output"
-	if name := s.keys.names[k]; name != "" {
+	if name := s.keyName(k); name != "" {
 		group = "key " + name
 	}
 	exp, ded := s.expByKey[k], s.dedByKey[k]
 	p := int(a.at)
 	switch {
 	case p < len(ded) && p < len(exp):
-		o := &s.observed[ded[p]]
+		o := s.obsOut(int(ded[p]))
 		b.WriteString("output " + o.ID + " delivered")
-		if w := when(o, mk); w != "" {
+		if w := s.when(ded[p], mk); w != "" {
 			b.WriteString(" " + w)
 		}
-		b.WriteString(" out of order: the failure-free run has output " + s.expected[exp[p]].ID +
+		b.WriteString(" out of order: the failure-free run has output " + s.expOut(int(exp[p])).ID +
 			" at position " + strconv.Itoa(p+1) + " of " + group)
 	case p < len(ded):
-		o := &s.observed[ded[p]]
+		o := s.obsOut(int(ded[p]))
 		b.WriteString("output " + o.ID + " delivered")
-		if w := when(o, mk); w != "" {
+		if w := s.when(ded[p], mk); w != "" {
 			b.WriteString(" " + w)
 		}
 		b.WriteString(" after the end of " + group + " in the failure-free run")
 	default:
 		b.WriteString(group + " ends after " + strconv.Itoa(len(ded)) + " outputs, before output " +
-			s.expected[exp[p]].ID + " at position " + strconv.Itoa(p+1) + " of the failure-free run")
+			s.expOut(int(exp[p])).ID + " at position " + strconv.Itoa(p+1) + " of the failure-free run")
 	}
 }
 
@@ -286,14 +286,16 @@ func seconds(ms float64) string {
 	return strconv.FormatFloat(ms/1000, 'f', 2, 64)
 }
 
-// when phrases the delivery time of o with its context, e.g.
-// "at 9.72 s during the replay from upstream A"; "" when the time is unknown.
-func when(o *Output, mk *markIndex) string {
-	if !o.HasT {
+// when phrases the delivery time of observed output i with its context,
+// e.g. "at 9.72 s during the replay from upstream A"; "" when the time is
+// unknown.
+func (s *state) when(i int32, mk *markIndex) string {
+	o := &s.o[i]
+	if !o.hasT {
 		return ""
 	}
-	w := "at " + seconds(o.T) + " s"
-	if rel := mk.relate(o.T); rel != "" {
+	w := "at " + seconds(o.t) + " s"
+	if rel := mk.relate(o.t); rel != "" {
 		w += " " + rel
 	}
 	return w

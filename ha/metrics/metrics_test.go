@@ -1,6 +1,8 @@
 package metrics_test
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
 )
 
@@ -127,4 +130,49 @@ func TestOverheadRatios(t *testing.T) {
 	assert.Nil(t, o.PeakQueueRatio, "no ratio against a zero baseline")
 	assert.EqualValues(t, 70, o.PeakQueue)
 	assert.Len(t, o.Nodes, 2)
+}
+
+// TestClassifyInPlaceAgreesWithOutputs: classifying delivery logs in
+// place gives exactly the verdict, counts, labels and explanations of
+// classifying their text form, on randomly damaged logs (lost, repeated,
+// reordered and wrong outputs, including -0 against 0 and NaN values).
+func TestClassifyInPlaceAgreesWithOutputs(t *testing.T) {
+	values := []float64{0, math.Copysign(0, -1), math.NaN(), 1.5, 2.25, -3, math.Inf(1)}
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var exp []ha.Event
+		n := 1 + rng.IntN(60)
+		for i := range n {
+			kind := ha.IDKind(rng.IntN(4))
+			exp = append(exp, ha.Event{T: time.Duration(i+1) * ms, Kind: ha.EvDeliver, Tuple: &ha.Tuple{
+				Key: uint32(rng.IntN(3)), Emit: int64(i) * int64(ms), Value: values[rng.IntN(len(values))],
+				ID:      ha.OutputID{Kind: kind, Key: uint32(rng.IntN(3)), X: int64(rng.IntN(n))},
+				Lineage: ha.Lineage{N: uint32(1 + rng.IntN(3))},
+			}})
+		}
+		var obs []ha.Event
+		for _, e := range exp {
+			tu := *e.Tuple
+			switch rng.IntN(10) {
+			case 0: // lost
+				continue
+			case 1: // repeated
+				obs = append(obs, ha.Event{T: e.T, Kind: ha.EvDeliver, Tuple: &tu})
+			case 2: // wrong value or lineage
+				tu.Value = values[rng.IntN(len(values))]
+				tu.Lineage.N = uint32(rng.IntN(3))
+			case 3: // swapped with the previous delivery
+				if k := len(obs); k > 0 {
+					obs = append(obs[:k-1], ha.Event{T: e.T, Kind: ha.EvDeliver, Tuple: &tu}, obs[k-1])
+					continue
+				}
+			}
+			obs = append(obs, ha.Event{T: e.T + time.Duration(rng.IntN(3))*ms, Kind: ha.EvDeliver, Tuple: &tu})
+		}
+		et, ot := ha.NewTrace(exp...).Deliveries(), ha.NewTrace(obs...).Deliveries()
+		marks := []classify.Mark{{At: float64(n) / 2, Label: "the crash of B"}}
+		want := classify.Classify(metrics.Outputs(et), metrics.Outputs(ot), marks)
+		got := metrics.Classify(et, ot, marks)
+		require.Equal(t, want, got, "seed %d", seed)
+	}
 }
