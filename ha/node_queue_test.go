@@ -33,6 +33,12 @@ func TestOutputQueueGrowthAndTrimPatterns(t *testing.T) {
 			return -1
 		}},
 		{"all but one tuple every millisecond", func(int) int { return 1 }},
+		{"all but the last 300 every 10 ms (an ack interval)", func(ms int) int {
+			if ms%10 == 0 {
+				return 300
+			}
+			return -1
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -150,29 +150,6 @@ func TestSourceCatchesUpInBoundedBursts(t *testing.T) {
 	assert.Len(t, env.dataTo("A"), 5000, "nothing due is skipped")
 }
 
-func TestOutputQueueSurvivesRepeatedTrims(t *testing.T) {
-	env := &fakeEnv{}
-	src := newSource(t, env, 1e6)
-	src.Start()
-	var trimmed uint64
-	for ms := 1; ms <= 200; ms++ {
-		env.now = time.Duration(ms) * time.Millisecond
-		src.Fire("ha.gen")
-		if ms%10 == 0 { // an ack every 10 ms trims all but the last 3000
-			trimmed = src.OutputSeq() - 3000
-			src.TrimOutput(trimmed)
-		}
-		log := src.OutputLog()
-		require.NotEmpty(t, log)
-		require.Equal(t, src.OutputSeq(), log[len(log)-1].Seq, "the newest output is retained")
-		for i := 1; i < len(log); i++ {
-			require.Equal(t, log[i-1].Seq+1, log[i].Seq, "retained outputs stay contiguous across compactions")
-		}
-		require.Equal(t, trimmed+1, log[0].Seq, "nothing older than the trim point is kept")
-	}
-	assert.EqualValues(t, 200_000, src.OutputSeq())
-}
-
 func TestSeqIndex(t *testing.T) {
 	log := []ha.Tuple{{Seq: 3}, {Seq: 4}, {Seq: 7}}
 	for seq, want := range map[uint64]int{0: 0, 3: 0, 4: 1, 5: 2, 7: 2, 8: 3} {
