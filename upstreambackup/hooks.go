@@ -48,6 +48,9 @@ type hooks struct {
 	mem      [2]*idMemory // dedup memory (nil when off or fed by a source)
 	dropWin  [2]floor     // window results starting at or before this are incomplete
 	windowed bool         // the fragment holds a window operator
+
+	start   time.Duration // when the run started (the ack rounds' phase)
+	ticking bool          // the ack timer is armed
 }
 
 func newHooks(n *ha.Node, cfg Config, rs *runStats) *hooks {
@@ -97,7 +100,20 @@ func (h *hooks) Start() {
 	if !h.n.IsSink() {
 		h.n.SetRetain(true)
 	}
-	h.n.SetTimer(h.cfg.AckInterval, tickTimer)
+	h.start = h.n.Now()
+	h.armTick(h.cfg.AckInterval)
+}
+
+// armTick arms the ack timer to fire after d on the hosts that take part
+// in the ack rounds: a spare has nothing to acknowledge or trim, and does
+// not wake every ack interval for nothing until it takes over.
+func (h *hooks) armTick(d time.Duration) {
+	n := h.n
+	if h.ticking || !(n.IsSource() || n.IsSink() || n.IsPrimary()) {
+		return
+	}
+	h.ticking = true
+	n.SetTimer(d, tickTimer)
 }
 
 // Timer runs the periodic ack round.
@@ -105,7 +121,8 @@ func (h *hooks) Timer(name string) {
 	if name != tickTimer {
 		return
 	}
-	h.n.SetTimer(h.cfg.AckInterval, tickTimer)
+	h.ticking = false
+	h.armTick(h.cfg.AckInterval)
 	h.tick()
 }
 
@@ -487,4 +504,7 @@ func (h *hooks) PeerDown(host string) {
 	h.resetUp()
 	h.resetDown()
 	n.TakeOver(ha.TakeoverOptions{ResetSeq: true})
+	// Tick in phase with the rounds of the hosts that ticked from the start.
+	since := (n.Now() - h.start) % h.cfg.AckInterval
+	h.armTick(h.cfg.AckInterval - since)
 }

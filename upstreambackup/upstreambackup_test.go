@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -300,4 +301,34 @@ func TestParams(t *testing.T) {
 	s, err := upstreambackup.New(upstreambackup.DefaultConfig())
 	require.NoError(t, err)
 	assert.Equal(t, 100*time.Millisecond, s.Config().AckInterval)
+}
+
+// TestSparesIdleUntilTakeover: a spare has nothing to acknowledge, so it
+// does not wake for the ack rounds; once it takes over it joins them, and
+// its acks keep trimming its upstream's queue.
+func TestSparesIdleUntilTakeover(t *testing.T) {
+	t.Parallel()
+	c, err := sim.Compare(sim.Default(), []string{upstreambackup.Name})
+	require.NoError(t, err)
+	spares := 0
+	for _, nf := range c.Result.Runs[0].Overhead.Nodes { // the failure-free run
+		if strings.Contains(nf.Host, ".") {
+			spares++
+			assert.Zero(t, nf.CPUMs, "spare %s woke up", nf.Host)
+			assert.Zero(t, nf.Messages, "spare %s sent something", nf.Host)
+		}
+	}
+	require.Positive(t, spares)
+	stats := map[string]*ha.NodeStats{}
+	for _, e := range c.Runs[0].Trace.Events() { // the run where B crashes at 10.4 s
+		if e.Kind == ha.EvStats {
+			stats[e.Host] = e.Stats
+		}
+	}
+	require.Contains(t, stats, "B.1")
+	assert.Positive(t, stats["B.1"].Messages, "the new primary sends acks and floors")
+	assert.Zero(t, stats["B.2"].Messages, "the next spare stays idle")
+	// Without B.1's level-1 acks, A would retain everything after the crash
+	// (about 9.6 s × 2000 tuples); with them, about a window plus the ack lag.
+	assert.Less(t, stats["A"].PeakQueue, int64(3000))
 }
