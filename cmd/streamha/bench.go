@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -241,92 +240,69 @@ func benchSim(size benchSize, add func(row)) error {
 
 // ---- classifier ----
 
-func benchClassify(size benchSize, add func(row)) error {
+// classifyWorkload is a failure-free log of n windowed outputs over 1000
+// keys as sink deliveries, and an observed log with a few missing,
+// duplicated and wrong outputs.
+func classifyWorkload(n int) (exp, obs *ha.Deliveries) {
 	const keys = 1000
-	exp := make([]classify.Output, size.classify)
-	for i := range exp {
-		k := ha.KeyName(uint32(i % keys))
-		w := i / keys
-		exp[i] = classify.Output{ID: k + "|w=" + strconv.Itoa(w) + "s", Key: k,
-			Value: classify.CanonicalFloat(float64(i%997) / 4), N: int64(100 + i%50), HasN: true,
-			T: float64(w*1000 + i%keys), HasT: true}
-	}
-	obs := make([]classify.Output, 0, len(exp)+100)
-	for i, o := range exp {
-		switch {
-		case i%20011 == 0:
-			continue
-		case i%30011 == 1:
-			obs = append(obs, o)
-			o.T += 500
-		case i%40009 == 2:
-			o.Value += "1"
-		}
-		obs = append(obs, o)
-	}
-	var r classify.Result
-	ds, err := timed(size.repeat, func() error {
-		r = classify.Classify(exp, obs, nil)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if r.Type != classify.TypeGap {
-		return fmt.Errorf("bench: classifier workload gave %s, want gap", r.Type)
-	}
-	rates := make([]float64, len(ds))
-	for i, d := range ds {
-		rates[i] = float64(len(obs)) / d.Seconds()
-	}
-	add(row{fmt.Sprintf("classifier, %s outputs over 1000 keys", human(float64(len(obs)))), human(median(rates)) + "outputs/s",
-		"1 M outputs < 2 s", spread(rates)})
-	return benchClassifyInPlace(size, add)
-}
-
-// benchClassifyInPlace times the same workload as simulator deliveries,
-// classified in place (ha/metrics.Classify), as streamha run does.
-func benchClassifyInPlace(size benchSize, add func(row)) error {
-	const keys = 1000
-	var exp, obs ha.Trace
+	var e, o ha.Trace
 	deliver := func(tr *ha.Trace, i int, v float64, t time.Duration) {
-		w := i / keys
 		tu := ha.Tuple{Key: uint32(i % keys), Value: v, Lineage: ha.Lineage{N: uint32(100 + i%50)},
-			ID: ha.OutputID{Kind: ha.IDWindow, Key: uint32(i % keys), X: int64(w) * int64(time.Second)}}
+			ID: ha.OutputID{Kind: ha.IDWindow, Key: uint32(i % keys), X: int64(i/keys) * int64(time.Second)}}
 		tr.Add(ha.Event{T: t, Kind: ha.EvDeliver, Tuple: &tu})
 	}
-	for i := range size.classify {
+	for i := range n {
 		v, t := float64(i%997)/4, time.Duration(i/keys*1000+i%keys)*time.Millisecond
-		deliver(&exp, i, v, t)
+		deliver(&e, i, v, t)
 		switch {
 		case i%20011 == 0:
 			continue
 		case i%30011 == 1:
-			deliver(&obs, i, v, t)
+			deliver(&o, i, v, t)
 			t += 500 * time.Millisecond
 		case i%40009 == 2:
 			v += 0.001
 		}
-		deliver(&obs, i, v, t)
+		deliver(&o, i, v, t)
 	}
+	return e.Deliveries(), o.Deliveries()
+}
+
+// benchClassify times the classifier on one workload in both of its
+// forms: as text (classify.Classify on Outputs, what `streamha classify`
+// reads) and in place (ha/metrics.Classify on deliveries, what `streamha
+// run` uses).
+func benchClassify(size benchSize, add func(row)) error {
+	exp, obs := classifyWorkload(size.classify)
+	texts := [2][]classify.Output{hametrics.Outputs(exp), hametrics.Outputs(obs)}
+	n := human(float64(obs.Len()))
+	if err := timeClassifier(size, add, fmt.Sprintf("classifier, %s outputs over 1000 keys", n), "1 M outputs < 2 s", obs.Len(),
+		func() classify.Result { return classify.Classify(texts[0], texts[1], nil) }); err != nil {
+		return err
+	}
+	return timeClassifier(size, add, fmt.Sprintf("classifier in place (simulator deliveries), %s outputs", n), "", obs.Len(),
+		func() classify.Result { return hametrics.Classify(exp, obs, nil) })
+}
+
+// timeClassifier times classify over n observed outputs and adds its row;
+// the workload must come out as a gap.
+func timeClassifier(size benchSize, add func(row), what, target string, n int, classify1 func() classify.Result) error {
 	var r classify.Result
 	ds, err := timed(size.repeat, func() error {
-		r = hametrics.Classify(exp.Deliveries(), obs.Deliveries(), nil)
+		r = classify1()
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	if r.Type != classify.TypeGap {
-		return fmt.Errorf("bench: in-place classifier workload gave %s, want gap", r.Type)
+		return fmt.Errorf("bench: %s: the workload gave %s, want gap", what, r.Type)
 	}
-	n := obs.Deliveries().Len()
 	rates := make([]float64, len(ds))
 	for i, d := range ds {
 		rates[i] = float64(n) / d.Seconds()
 	}
-	add(row{fmt.Sprintf("classifier in place (simulator deliveries), %s outputs", human(float64(n))), human(median(rates)) + "outputs/s",
-		"", spread(rates)})
+	add(row{what, human(median(rates)) + "outputs/s", target, spread(rates)})
 	return nil
 }
 
