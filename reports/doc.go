@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -88,15 +87,6 @@ type table struct {
 	head []string
 	keys []string
 	rows [][]cell
-}
-
-// insertColumn inserts a column before index at, its cells from cell(row).
-func (t *table) insertColumn(at int, head, key string, cell func(row int) cell) {
-	t.head = slices.Insert(t.head, at, head)
-	t.keys = slices.Insert(t.keys, at, key)
-	for i := range t.rows {
-		t.rows[i] = slices.Insert(t.rows[i], at, cell(i))
-	}
 }
 
 func (t *table) markdown(b *bytes.Buffer) {

@@ -33,23 +33,32 @@ func AddModelsFromConfig(r *metrics.Result) {
 }
 
 // RunTable is the comparison table of a run: one row per strategy, the
-// columns of the terminal table (results.csv and results.json hold it too).
+// columns of the terminal table plus checkpoint bytes (results.csv and
+// results.json hold it too). Real runs add the process CPU ratio after
+// cpu×, the node loops' busy-time ratio.
 func RunTable(r *metrics.Result) *table {
+	proc := hasProcessCPU(r)
 	t := &table{
-		head: []string{"strategy", "recovery", "missing", "dup", "wrong", "lost in", "detect ms", "recovery ms", "+latency ms", "unavail ms", "cpu×", "bytes×", "msgs×", "peak queue", "checkpoint bytes"},
-		keys: []string{"strategy", "recovery", "missing", "duplicates", "wrong", "lost_inputs", "detection_ms", "recovery_ms", "max_added_latency_ms", "unavailable_ms", "cpu_ratio", "bytes_ratio", "messages_ratio", "peak_queue", "checkpoint_bytes"},
+		head: []string{"strategy", "recovery", "missing", "dup", "wrong", "lost in", "detect ms", "recovery ms", "+latency ms", "unavail ms", "cpu×"},
+		keys: []string{"strategy", "recovery", "missing", "duplicates", "wrong", "lost_inputs", "detection_ms", "recovery_ms", "max_added_latency_ms", "unavailable_ms", "cpu_ratio"},
 	}
+	if proc {
+		t.head, t.keys = append(t.head, "proc cpu×"), append(t.keys, "process_cpu_ratio")
+	}
+	t.head = append(t.head, "bytes×", "msgs×", "peak queue", "checkpoint bytes")
+	t.keys = append(t.keys, "bytes_ratio", "messages_ratio", "peak_queue", "checkpoint_bytes")
 	for _, run := range r.Runs {
 		rec, o := run.Recovery, run.Overhead
-		t.rows = append(t.rows, []cell{
+		row := []cell{
 			txt(run.Strategy), txt(RecoveryLabel(rec)), intCell(int64(rec.Missing)), intCell(int64(rec.Duplicates)),
 			intCell(int64(rec.Wrong)), intCell(rec.LostInputs), optCell(rec.DetectionMs, 1), optCell(rec.RecoveryMs, 1),
-			numCell(rec.MaxAddedLatencyMs, 1), numCell(rec.UnavailableMs, 1), optCell(o.CPURatio, 2), optCell(o.BytesRatio, 2),
-			optCell(o.MessagesRatio, 2), intCell(o.PeakQueue), intCell(o.CheckpointBytes),
-		})
-	}
-	if hasProcessCPU(r) {
-		t.insertColumn(11, "proc cpu×", "process_cpu_ratio", func(i int) cell { return optCell(r.Runs[i].Overhead.ProcessCPURatio, 2) })
+			numCell(rec.MaxAddedLatencyMs, 1), numCell(rec.UnavailableMs, 1), optCell(o.CPURatio, 2),
+		}
+		if proc {
+			row = append(row, optCell(o.ProcessCPURatio, 2))
+		}
+		t.rows = append(t.rows, append(row, optCell(o.BytesRatio, 2), optCell(o.MessagesRatio, 2),
+			intCell(o.PeakQueue), intCell(o.CheckpointBytes)))
 	}
 	return t
 }
