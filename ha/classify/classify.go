@@ -148,6 +148,17 @@ type Result struct {
 	Status []string `json:"-"`
 	// MissingIDs are the expected ids never delivered, in expected order.
 	MissingIDs []string `json:"-"`
+	// Index relates the two logs by id, for callers that compute more
+	// figures from them without numbering the ids again.
+	Index Index `json:"-"`
+}
+
+// Index numbers the distinct expected ids in order of first delivery.
+type Index struct {
+	// First[d] is the expected index of the first output with id d.
+	First []int32
+	// Observed[i] is the id of observed output i, -1 when not expected.
+	Observed []int32
 }
 
 // Source is an output log the classifier reads in place, without first
@@ -354,6 +365,14 @@ func ClassifySource[I, K comparable](expected, observed Source[I, K], marks []Ma
 	if res.Type != TypePrecise {
 		res.Explanations = s.explain(&res, newMarkIndex(marks))
 	}
+	// The explanations are written: idOfObs can be handed out, with the
+	// ids of unexpected outputs made -1.
+	for i, d := range s.idOfObs {
+		if int(d) >= s.nExpIDs {
+			s.idOfObs[i] = -1
+		}
+	}
+	res.Index = Index{First: s.expHead, Observed: s.idOfObs}
 	return res
 }
 

@@ -488,3 +488,15 @@ func TestStatusCountsAgree(t *testing.T) {
 	assert.Equal(t, len(obs), count[StatusOK]+r.Duplicates+r.Wrong+r.Spurious)
 	assert.Len(t, r.MissingIDs, r.Missing)
 }
+
+// TestIndexRelatesTheLogsByID: the result numbers the expected ids in
+// order of first delivery and gives each observed output its id, -1 for
+// one never expected, so callers need not number them again.
+func TestIndexRelatesTheLogsByID(t *testing.T) {
+	out := func(id string) Output { return Output{ID: id, Value: "1"} }
+	exp := []Output{out("a"), out("b"), out("a"), out("c")}
+	obs := []Output{out("b"), out("x"), out("a"), out("c"), out("b")}
+	r := Classify(exp, obs, nil)
+	assert.Equal(t, []int32{0, 1, 3}, r.Index.First)
+	assert.Equal(t, []int32{1, -1, 0, 2, 1}, r.Index.Observed)
+}

@@ -234,7 +234,7 @@ func RecoveryOf(reference, faulty *ha.Trace) Recovery {
 	if r.Explanations == nil {
 		r.Explanations = []string{}
 	}
-	x := indexOutputs(exp, obs)
+	x := c.Index
 	r.LostInputs = lostInputs(exp, obs, x)
 	fault, host, ok := FirstFault(faulty)
 	if !ok {
@@ -257,16 +257,16 @@ func RecoveryOf(reference, faulty *ha.Trace) Recovery {
 // largest shortfall of the key, so a lost tuple is not counted once per
 // later output. It replaces the classifier's lost_inputs, which must sum
 // every shortfall because it knows nothing of output kinds.
-func lostInputs(exp, obs *ha.Deliveries, x *outputIndex) int64 {
-	lastN := make([]uint32, len(x.first)) // n of the last observed copy, 0 = never delivered
+func lostInputs(exp, obs *ha.Deliveries, x classify.Index) int64 {
+	lastN := make([]uint32, len(x.First)) // n of the last observed copy, 0 = never delivered
 	for i, d := range obs.All() {
-		if id := x.obs[i]; id >= 0 {
+		if id := x.Observed[i]; id >= 0 {
 			lastN[id] = d.Tuple.Lineage.N
 		}
 	}
 	var total int64
 	running := map[uint32]int64{}
-	for id, first := range x.first {
+	for id, first := range x.First {
 		d := exp.At(int(first))
 		short := int64(d.Tuple.Lineage.N) - int64(lastN[id])
 		if short <= 0 {
@@ -284,50 +284,10 @@ func lostInputs(exp, obs *ha.Deliveries, x *outputIndex) int64 {
 	return total
 }
 
-// outputIndex numbers the expected output ids in order of first delivery
-// and finds each observed delivery's id among them, so that every figure
-// comparing the two logs shares one hash map instead of building its own.
-type outputIndex struct {
-	first []int32 // expected id → its first expected delivery
-	obs   []int32 // observed delivery → expected id, -1 when not expected
-}
-
-func indexOutputs(exp, obs *ha.Deliveries) *outputIndex {
-	ids := make(map[ha.OutputID]int32, exp.Len())
-	of := make([]int32, exp.Len()) // expected delivery → id
-	x := &outputIndex{obs: make([]int32, obs.Len())}
-	for i, d := range exp.All() {
-		id, ok := ids[d.Tuple.ID]
-		if !ok {
-			id = int32(len(x.first))
-			ids[d.Tuple.ID] = id
-			x.first = append(x.first, int32(i))
-		}
-		of[i] = id
-	}
-	// An observed log mostly follows the expected order: comparing with the
-	// delivery after the last match first avoids most map lookups.
-	cur := 0
-	for i, d := range obs.All() {
-		if cur < exp.Len() && exp.At(cur).Tuple.ID == d.Tuple.ID {
-			x.obs[i] = of[cur]
-			cur++
-			continue
-		}
-		id, ok := ids[d.Tuple.ID]
-		if !ok {
-			x.obs[i] = -1
-			continue
-		}
-		x.obs[i] = id
-		cur = int(x.first[id]) + 1
-	}
-	return x
-}
-
-// latency is the failure-free latency of expected id: that of its first delivery.
-func (x *outputIndex) latency(exp *ha.Deliveries, id int32) time.Duration {
-	return exp.At(int(x.first[id])).Latency()
+// firstLatency is the failure-free latency of expected id d: that of its
+// first delivery.
+func firstLatency(exp *ha.Deliveries, x classify.Index, d int32) time.Duration {
+	return exp.At(int(x.First[d])).Latency()
 }
 
 func detection(trace *ha.Trace, fault time.Duration, host string) *float64 {
@@ -360,7 +320,7 @@ func serviceRestored(trace *ha.Trace, fault time.Duration) (time.Duration, bool)
 // only when it is both above that bound and slower than the same output
 // was in the failure-free run by more than the same 10 %: natural jitter,
 // which the failure-free run shows too, is not a failure's doing.
-func recoveryTime(exp, obs *ha.Deliveries, x *outputIndex, fault time.Duration) *float64 {
+func recoveryTime(exp, obs *ha.Deliveries, x classify.Index, fault time.Duration) *float64 {
 	var pre []time.Duration
 	for _, d := range obs.All() {
 		if d.T < fault {
@@ -382,7 +342,7 @@ func recoveryTime(exp, obs *ha.Deliveries, x *outputIndex, fault time.Duration) 
 		if d.T < fault || d.Latency() <= median+slack {
 			continue
 		}
-		if id := x.obs[i]; id >= 0 && d.Latency() <= x.latency(exp, id)+slack {
+		if id := x.Observed[i]; id >= 0 && d.Latency() <= firstLatency(exp, x, id)+slack {
 			continue
 		}
 		lastBad = i
@@ -406,16 +366,16 @@ func quantile(xs []time.Duration, q float64) time.Duration {
 	return s[max(0, min(i, len(s)-1))]
 }
 
-func maxAdded(exp, obs *ha.Deliveries, x *outputIndex) float64 {
-	seen := make([]bool, len(x.first))
+func maxAdded(exp, obs *ha.Deliveries, x classify.Index) float64 {
+	seen := make([]bool, len(x.First))
 	var worst time.Duration
 	for i, d := range obs.All() {
-		id := x.obs[i]
+		id := x.Observed[i]
 		if id < 0 || seen[id] {
 			continue
 		}
 		seen[id] = true
-		worst = max(worst, d.Latency()-x.latency(exp, id))
+		worst = max(worst, d.Latency()-firstLatency(exp, x, id))
 	}
 	return ms(worst)
 }
