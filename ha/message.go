@@ -158,19 +158,8 @@ func parseTuple(b []byte, t *Tuple) error {
 // EncodeMsgpack writes a tuple as a 10-element msgpack array
 // [stream, seq, key, time, emit, value, idKind, [idKey, idX], n, hash].
 func (t *Tuple) EncodeMsgpack(e *msgpack.Encoder) error {
-	w := e.Writer()
-	if ab, ok := w.(availableBufferWriter); ok {
-		// Encode straight into the writer's spare capacity (bytes.Buffer,
-		// bufio.Writer) when it has room: no scratch buffer to fill.
-		if spare := ab.AvailableBuffer(); cap(spare) >= tupleWireSize {
-			_, err := ab.Write(appendTuple(spare, t))
-			return err
-		}
-	}
-	buf := tupleBufs.Get().(*[tupleWireSize]byte)
-	_, err := w.Write(appendTuple(buf[:0], t))
-	tupleBufs.Put(buf)
-	return err
+	one := [1]Tuple{*t}
+	return writeTuples(e.Writer(), one[:])
 }
 
 // DecodeMsgpack reads a tuple written by EncodeMsgpack.
@@ -224,9 +213,9 @@ type availableBufferWriter interface {
 	Write([]byte) (int, error)
 }
 
-// tupleBufs recycles the scratch buffers of single-tuple encoding and
-// decoding: a buffer handed to an io.Reader or io.Writer escapes, so a
-// local array would be allocated on every call.
+// tupleBufs recycles the scratch buffers of tuple decoding: a buffer
+// handed to an io.Reader escapes, so a local array would be allocated on
+// every call.
 var tupleBufs = sync.Pool{New: func() any { return new([tupleWireSize]byte) }}
 
 // EncodeMsgpack writes a route as a 6-element array.
