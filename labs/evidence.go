@@ -24,10 +24,9 @@ func (l *Lab) experiment(name string) (*sim.Experiment, error) {
 // run is one strategy's simulated run of a lab experiment with everything a
 // question may need.
 type run struct {
-	sr        *sim.StrategyRun
-	reference *ha.Trace
-	cls       classify.Result
-	exp, obs  *ha.Deliveries
+	sr       *sim.StrategyRun
+	cls      classify.Result
+	exp, obs *ha.Deliveries
 }
 
 // simulate runs strategy name on the lab's experiment file.
@@ -43,7 +42,7 @@ func (l *Lab) simulate(file, name string) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{sr: &cmp.Runs[0], reference: cmp.Reference}
+	r := &run{sr: &cmp.Runs[0]}
 	r.exp, r.obs = cmp.Reference.Deliveries(), r.sr.Trace.Deliveries()
 	r.cls = metrics.Classify(r.exp, r.obs, metrics.Marks(r.sr.Trace))
 	return r, nil

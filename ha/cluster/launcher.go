@@ -487,9 +487,15 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 	evMu.Lock()
 	trace = append(trace, events...)
 	evMu.Unlock()
-	sort.SliceStable(trace, func(i, j int) bool { return trace[i].T < trace[j].T })
-	out.trace = ha.NewTrace(trace...)
+	out.trace = byTime(trace)
 	return out, nil
+}
+
+// byTime merges the events of several nodes (and the launcher's own) into
+// one trace, in time order; events of equal time keep their order.
+func byTime(events []ha.Event) *ha.Trace {
+	sort.SliceStable(events, func(i, j int) bool { return events[i].T < events[j].T })
+	return ha.NewTrace(events...)
 }
 
 func sleepUntil(ctx context.Context, t time.Time) error {
@@ -943,8 +949,7 @@ func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
 	if found == 0 {
 		return nil, fmt.Errorf("collect: no <host>.trace.jsonl of strategy %s in %s", strategy, dir)
 	}
-	sort.SliceStable(events, func(i, j int) bool { return events[i].T < events[j].T })
-	trace := ha.NewTrace(events...)
+	trace := byTime(events)
 	cfgText, _ := yaml.Marshal(e)
 	params, _ := strategies.Lookup(strategy)
 	p, err := params.Parse(e.ParamsFor(strategy))
