@@ -156,6 +156,15 @@ func (d *Deliveries) Last() *Delivery {
 	return d.At(d.n - 1)
 }
 
+// Slice returns a copy of the deliveries as one slice.
+func (d *Deliveries) Slice() []Delivery {
+	out := make([]Delivery, 0, d.Len())
+	for _, x := range d.All() {
+		out = append(out, *x)
+	}
+	return out
+}
+
 // Trace is the record of one run: every event in the order it was traced.
 // The sink's deliveries, most of a long run's events, are kept apart in a
 // compact Deliveries log instead of as an Event (136 bytes) pointing at a
@@ -264,15 +273,6 @@ func (t *Trace) Slice() []Event {
 	return out
 }
 
-// Slice returns a copy of the deliveries as one slice.
-func (d *Deliveries) Slice() []Delivery {
-	out := make([]Delivery, 0, d.Len())
-	for _, x := range d.All() {
-		out = append(out, *x)
-	}
-	return out
-}
-
 // MarshalJSON writes the trace as a JSON array of its events, in order.
 func (t *Trace) MarshalJSON() ([]byte, error) {
 	return json.Marshal(t.Slice())
@@ -284,9 +284,6 @@ func (t *Trace) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &evs); err != nil {
 		return err
 	}
-	*t = Trace{}
-	for _, e := range evs {
-		t.Add(e)
-	}
+	*t = *NewTrace(evs...)
 	return nil
 }
