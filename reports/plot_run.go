@@ -246,24 +246,22 @@ func OutputFigure(name, strategy string, reference, faulty *ha.Trace, rec metric
 	if exp.Len() == 0 && obs.Len() == 0 {
 		return single(name, title, []string{"no output"}, emptyPlot(title, "neither run delivered any output"))
 	}
-	pos := make(map[ha.OutputID]int, exp.Len())
-	for i, d := range exp.All() {
-		if _, ok := pos[d.Tuple.ID]; !ok {
-			pos[d.Tuple.ID] = i
-		}
-	}
+	// Positions come from the classifier's id numbering: an output sits at
+	// the first expected position of its id.
+	x := res.Index
 	var expXY, okXY, dupXY, wrongXY, spurXY, missXY plotter.XYs
 	for i, d := range exp.All() {
 		expXY = append(expXY, plotter.XY{X: d.T.Seconds(), Y: float64(i)})
 	}
+	delivered := make([]bool, len(x.First))
 	last := 0.0
 	for i, d := range obs.All() {
-		y, ok := pos[d.Tuple.ID]
-		if !ok {
-			y = int(last) // a spurious id sits where the stream was
+		y := last // a spurious id sits where the stream was
+		if id := x.Observed[i]; id >= 0 {
+			y, delivered[id] = float64(x.First[id]), true
 		}
-		last = float64(y)
-		xy := plotter.XY{X: d.T.Seconds(), Y: float64(y)}
+		last = y
+		xy := plotter.XY{X: d.T.Seconds(), Y: y}
 		switch res.Status[i] {
 		case classify.StatusDuplicate:
 			dupXY = append(dupXY, xy)
@@ -275,15 +273,9 @@ func OutputFigure(name, strategy string, reference, faulty *ha.Trace, rec metric
 			okXY = append(okXY, xy)
 		}
 	}
-	if len(res.MissingIDs) > 0 { // in expected order, as MissingIDs
-		missing := make(map[string]bool, len(res.MissingIDs))
-		for _, id := range res.MissingIDs {
-			missing[id] = true
-		}
-		for i, d := range exp.All() {
-			if pos[d.Tuple.ID] == i && missing[d.Tuple.ID.String()] {
-				missXY = append(missXY, plotter.XY{X: d.T.Seconds(), Y: float64(i)})
-			}
+	for id, first := range x.First { // the missing ids, in expected order
+		if !delivered[id] {
+			missXY = append(missXY, plotter.XY{X: exp.At(int(first)).T.Seconds(), Y: float64(first)})
 		}
 	}
 	var notes []string
