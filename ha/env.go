@@ -28,3 +28,14 @@ type Env interface {
 	// during the call: an Env that keeps it must copy it (Trace.Add does).
 	Trace(e Event)
 }
+
+// CopySender is an optional capability of an Env, detected by type
+// assertion: SendCopy is Send for a data message that the Env copies —
+// the Message and its Tuples — before it returns, so the node sends from
+// one reused message and batch and allocates nothing per message. An Env
+// with this capability may recycle its copy once the receiving node has
+// handled it, which is why a node and its hooks never keep a delivered
+// message or its Tuples after Deliver returns (see Hooks.Message).
+type CopySender interface {
+	SendCopy(to string, m *Message)
+}

@@ -46,6 +46,7 @@ type Node struct {
 	env        Env
 	hooks      Hooks
 	inHook     InputHook
+	copier     CopySender // the Env's optional capability, nil without it
 	fencing    bool
 	traceEmits bool
 
@@ -92,11 +93,13 @@ type Node struct {
 	inScratch  Tuple
 
 	// slabs the hot path carves sent batches and data messages from, so
-	// that it allocates once per slab instead of once per message (see
-	// node_alloc.go)
+	// that it allocates once per slab instead of once per message, when
+	// the Env is no CopySender (see node_alloc.go)
 	slabs slabs
 	// delivered is the sink's last delivered tuple, lent to Env.Trace.
 	delivered Tuple
+	// sendScratch is the data message lent to a CopySender Env.
+	sendScratch Message
 
 	stats NodeStats
 }
@@ -135,6 +138,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		n.hooks = NopHooks{}
 	}
 	n.inHook, _ = n.hooks.(InputHook)
+	n.copier, _ = cfg.Env.(CopySender)
 	n.stats.Role = n.Role()
 	return n, nil
 }
@@ -313,6 +317,12 @@ func (n *Node) Trace(e Event) {
 
 // Send stamps m with this node's identity and epoch and sends it.
 func (n *Node) Send(to string, m *Message) {
+	n.stamp(m)
+	n.env.Send(to, m)
+}
+
+// stamp sets m's sender identity and epoch and counts it as sent.
+func (n *Node) stamp(m *Message) {
 	m.From = n.host
 	m.Frag = n.frag
 	m.Epoch = n.Epoch()
@@ -322,7 +332,16 @@ func (n *Node) Send(to string, m *Message) {
 	if m.Kind == KindData {
 		n.stats.DataBytes += int64(size)
 	}
-	n.env.Send(to, m)
+}
+
+// sendCopy sends the data tuples ts to host through the Env's CopySender,
+// which copies them: the caller keeps ts and may reuse it at once.
+func (n *Node) sendCopy(to string, ts []Tuple) {
+	m := &n.sendScratch
+	*m = Message{Kind: KindData, Stream: n.outPort, Tuples: ts}
+	n.stamp(m)
+	n.copier.SendCopy(to, m)
+	m.Tuples = nil
 }
 
 // Broadcast sends a copy of m to every other host of the topology.
@@ -444,7 +463,11 @@ func (n *Node) Replay(to string, from uint64) {
 	n.Trace(Event{Kind: EvReplayStart, Peer: to, Seq: from, N: int64(len(rest))})
 	for len(rest) > 0 {
 		c := min(len(rest), 512)
-		n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Tuples: slices.Clone(rest[:c])})
+		if n.copier != nil {
+			n.sendCopy(to, rest[:c])
+		} else {
+			n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Tuples: slices.Clone(rest[:c])})
+		}
 		rest = rest[c:]
 	}
 	// The marker tells the receiver which seq ends the replay, so it can
@@ -621,7 +644,8 @@ func (n *Node) PeerUp(host string) {
 	n.flush()
 }
 
-// Deliver handles one incoming message.
+// Deliver handles one incoming message. Neither the node nor its hooks
+// keep m or its Tuples after it returns: the Env may recycle them.
 func (n *Node) Deliver(m *Message) {
 	if m.Kind == KindResume {
 		// Whoever answers the resume (the runtime or a hook), the live
@@ -852,6 +876,10 @@ func (n *Node) flush() {
 		}
 		if held, ok := n.awaiting[h]; ok && len(held) < MaxTuplesPerMessage {
 			n.awaiting[h] = append(held, b...)
+			continue
+		}
+		if n.copier != nil {
+			n.sendCopy(h, b)
 			continue
 		}
 		if out == nil {

@@ -11,7 +11,9 @@ const (
 // slabs hands out memory for sent batches and data messages in chunks:
 // one allocation serves many messages. Every piece handed out is disjoint
 // from every other and, for batches, capacity-limited, so an append by a
-// receiver reallocates rather than writes into a neighbour.
+// receiver reallocates rather than writes into a neighbour. Slabs serve an
+// Env without the CopySender capability (the cluster runtimes); one with
+// it copies into memory it recycles, and the node keeps its one batch.
 type slabs struct {
 	tuples   []Tuple
 	messages []Message

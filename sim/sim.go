@@ -126,7 +126,7 @@ type host struct {
 	name      string
 	node      *ha.Node
 	state     hostState
-	inbox     []ha.Input
+	inbox     []queued
 	head      int
 	busyUntil time.Duration
 	readySet  bool
@@ -142,8 +142,15 @@ type host struct {
 	links    []*link         // outgoing links by destination index, made on first use
 }
 
+// queued is one input in a host's inbox; own marks a message copied by
+// env.SendCopy, which goes back to the recycler once handled.
+type queued struct {
+	it  ha.Input
+	own bool
+}
+
 type link struct {
-	rng     *rand.Rand
+	rng     *rand.PCG  // jitter and loss draws (see unitFloat)
 	crng    *rand.Rand // corruption draws, apart so they never shift rng's
 	txFree  time.Duration
 	lastArr time.Duration
@@ -167,7 +174,8 @@ type event struct {
 	kind evKind
 	host *host
 	it   ha.Input
-	f    int // fault index
+	own  bool // it.Msg belongs to the recycler
+	f    int  // fault index
 	peer *host
 	inc  int
 	part bool // a detection caused by a partition: the peer is up but unreachable
@@ -252,6 +260,10 @@ type Sim struct {
 	active  []int // indices of faults in force (partition, delay, loss)
 	current *host
 	free    []*event // recycled events: the queue allocates nothing in steady state
+	pool    recycler // recycled data messages (see env.SendCopy)
+	// next is a host whose evReady event is due now and would be the
+	// queue's next pop: it is run without a trip through the queue.
+	next *host
 	// truncated: the run stopped at Config.MaxEvents
 	truncated bool
 }
@@ -268,12 +280,23 @@ func (s *Sim) newEvent() *event {
 
 // Seeded returns a random source derived from the run seed and labels.
 func Seeded(seed uint64, labels ...string) *rand.Rand {
+	return rand.New(seededPCG(seed, labels...))
+}
+
+// seededPCG is the generator behind Seeded(seed, labels...).
+func seededPCG(seed uint64, labels ...string) *rand.PCG {
 	h := fnv.New64a()
 	for _, l := range labels {
 		h.Write([]byte(l))
 		h.Write([]byte{0})
 	}
-	return rand.New(rand.NewPCG(seed, h.Sum64()))
+	return rand.NewPCG(seed, h.Sum64())
+}
+
+// unitFloat is rand.New(p).Float64() without the interface call: the same
+// draw, in [0, 1).
+func unitFloat(p *rand.PCG) float64 {
+	return float64(p.Uint64()<<11>>11) / (1 << 53)
 }
 
 // Run simulates cfg to its end.
@@ -336,17 +359,22 @@ func (s *Sim) push(e *event) {
 
 // Loop runs events until the end time.
 func (s *Sim) Loop() {
-	for len(s.q) > 0 {
-		if s.q[0].at > s.cfg.End {
+	for s.next != nil || len(s.q) > 0 {
+		if s.next == nil && s.q[0].at > s.cfg.End {
 			break
 		}
-		e := s.q.pop()
 		if s.cfg.MaxEvents > 0 && s.events >= s.cfg.MaxEvents {
 			s.truncated = true
 			break
 		}
-		s.now = e.at
 		s.events++
+		if h := s.next; h != nil {
+			s.next = nil
+			s.ready(h)
+			continue
+		}
+		e := s.q.pop()
+		s.now = e.at
 		s.handle(e)
 		*e = event{}
 		s.free = append(s.free, e)
@@ -369,10 +397,9 @@ func (s *Sim) Outcome() *Outcome {
 func (s *Sim) handle(e *event) {
 	switch e.kind {
 	case evArrive, evTimer:
-		s.enqueue(e.host, e.it)
+		s.enqueue(e.host, queued{it: e.it, own: e.own})
 	case evReady:
-		e.host.readySet = false
-		s.process(e.host)
+		s.ready(e.host)
 	case evFault:
 		s.startFault(e.f)
 	case evFaultEnd:
@@ -380,40 +407,62 @@ func (s *Sim) handle(e *event) {
 	case evDetect:
 		if e.peer.incident == e.inc && (e.part || e.peer.state != up) && e.host.state != crashed {
 			e.peer.declared[e.host.name] = true
-			s.enqueue(e.host, ha.Input{Kind: ha.InputPeerDown, Name: e.peer.name})
+			s.enqueue(e.host, queued{it: ha.Input{Kind: ha.InputPeerDown, Name: e.peer.name}})
 		}
 	case evAlive:
 		if e.host.state != crashed {
-			s.enqueue(e.host, ha.Input{Kind: ha.InputPeerUp, Name: e.peer.name})
+			s.enqueue(e.host, queued{it: ha.Input{Kind: ha.InputPeerUp, Name: e.peer.name}})
 		}
 	}
 }
 
-func (s *Sim) enqueue(h *host, it ha.Input) {
+func (s *Sim) enqueue(h *host, q queued) {
 	if h.state == crashed {
+		s.drop(q)
 		return
 	}
-	h.inbox = append(h.inbox, it)
+	h.inbox = append(h.inbox, q)
 	s.kick(h)
 }
 
+// drop returns a queued input that will never be handled to the recycler.
+func (s *Sim) drop(q queued) {
+	if q.own {
+		s.pool.release(q.it.Msg)
+	}
+}
+
 // kick schedules processing of h's inbox when it is idle and runnable.
+// An evReady event due now, with nothing else queued for now, would be
+// popped next: it goes to s.next instead, which Loop runs first (ahead of
+// anything queued later, which would have a higher seq).
 func (s *Sim) kick(h *host) {
 	if h.state != up || h.readySet || h.head >= len(h.inbox) {
 		return
 	}
 	h.readySet = true
+	at := max(s.now, h.busyUntil)
+	if at == s.now && s.next == nil && (len(s.q) == 0 || s.q[0].at > at) {
+		s.next = h
+		return
+	}
 	e := s.newEvent()
-	e.at, e.kind, e.host = max(s.now, h.busyUntil), evReady, h
+	e.at, e.kind, e.host = at, evReady, h
 	s.push(e)
+}
+
+// ready handles an evReady event: h processes its next input.
+func (s *Sim) ready(h *host) {
+	h.readySet = false
+	s.process(h)
 }
 
 func (s *Sim) process(h *host) {
 	if h.state != up || h.head >= len(h.inbox) {
 		return
 	}
-	it := h.inbox[h.head]
-	h.inbox[h.head] = ha.Input{}
+	q := h.inbox[h.head]
+	h.inbox[h.head] = queued{}
 	h.head++
 	switch {
 	case h.head == len(h.inbox):
@@ -427,7 +476,8 @@ func (s *Sim) process(h *host) {
 	}
 	s.current = h
 	h.start, h.charged = s.now, s.cfg.CPU.PerEvent
-	h.node.Handle(it)
+	h.node.Handle(q.it)
+	s.drop(q) // handled: the node kept neither the message nor its tuples
 	s.finishHandler(h)
 	s.current = nil
 }
@@ -450,6 +500,9 @@ func (s *Sim) startFault(i int) {
 		}
 		s.trace.Add(ha.Event{T: s.now, Kind: ha.EvCrash, Host: f.Host})
 		h.state = crashed
+		for _, q := range h.inbox[h.head:] {
+			s.drop(q)
+		}
 		h.inbox, h.head = nil, 0
 		s.unreachable(h)
 	case FaultPause:
@@ -639,25 +692,54 @@ func (e *env) SetTimer(d time.Duration, name string) {
 	e.s.push(ev)
 }
 
-func (e *env) Send(to string, m *ha.Message) {
+func (e *env) Send(to string, m *ha.Message) { e.send(to, m, false) }
+
+// SendCopy sends a copy of the data message m in recycled memory (see
+// ha.CopySender): the copy goes back to the recycler once the receiver
+// handled it or the network dropped it.
+func (e *env) SendCopy(to string, m *ha.Message) { e.send(to, e.s.pool.copyMessage(m), true) }
+
+// send schedules the arrival of m at host to, if the network delivers it;
+// own says m belongs to the recycler.
+func (e *env) send(to string, m *ha.Message, own bool) {
+	s := e.s
+	dst, arr, sent := e.transit(to, m)
+	switch {
+	case sent == nil:
+		if own {
+			s.pool.release(m)
+		}
+		return
+	case sent != m:
+		// a corrupted copy sharing m's Tuples: both are left to the garbage collector
+		own = false
+	}
+	ev := s.newEvent()
+	ev.at, ev.kind, ev.host, ev.own, ev.it = arr, evArrive, dst, own, ha.Input{Kind: ha.InputMessage, Msg: sent}
+	s.push(ev)
+}
+
+// transit models m's trip to host to: where and when it arrives and what
+// arrives (m, or a corrupted copy), or nil when it is lost on the way.
+func (e *env) transit(to string, m *ha.Message) (*host, time.Duration, *ha.Message) {
 	s := e.s
 	dst := e.lastDst
 	if dst == nil || to != e.lastTo {
 		var ok bool
 		if dst, ok = s.hosts[to]; !ok {
-			return
+			return nil, 0, nil
 		}
 		e.lastTo, e.lastDst = to, dst
 	}
 	if dst == e.h {
-		return
+		return nil, 0, nil
 	}
 	if e.h.links == nil {
 		e.h.links = make([]*link, len(s.order))
 	}
 	l := e.h.links[dst.idx]
 	if l == nil {
-		l = &link{rng: Seeded(s.cfg.Seed, "link", e.h.name, to)}
+		l = &link{rng: seededPCG(s.cfg.Seed, "link", e.h.name, to)}
 		e.h.links[dst.idx] = l
 	}
 	dep := e.Now()
@@ -665,10 +747,10 @@ func (e *env) Send(to string, m *ha.Message) {
 	n := s.cfg.Network
 	loss = 1 - (1-loss)*(1-n.Loss)
 	// draw in a fixed pattern so one message's fate never shifts another's
-	j := l.rng.Float64()
-	lost := l.rng.Float64() < loss
+	j := unitFloat(l.rng)
+	lost := unitFloat(l.rng) < loss
 	if cut || lost {
-		return
+		return nil, 0, nil
 	}
 	if p := corruptP; p > 0 && len(m.Body) > 0 {
 		if l.crng == nil {
@@ -690,9 +772,7 @@ func (e *env) Send(to string, m *ha.Message) {
 		arr = l.lastArr
 	}
 	l.lastArr = arr
-	ev := s.newEvent()
-	ev.at, ev.kind, ev.host, ev.it = arr, evArrive, dst, ha.Input{Kind: ha.InputMessage, Msg: m}
-	s.push(ev)
+	return dst, arr, m
 }
 
 // corrupt returns a copy of m whose Body has one byte flipped (the sender

@@ -1,0 +1,16 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestUnitFloatIsFloat64: a link's draws are the ones Seeded's Float64
+// gives, so that runs stay the same.
+func TestUnitFloatIsFloat64(t *testing.T) {
+	r, p := Seeded(7, "link", "A", "B"), seededPCG(7, "link", "A", "B")
+	for i := range 1000 {
+		require.Equal(t, r.Float64(), unitFloat(p), "draw %d", i)
+	}
+}
