@@ -465,7 +465,7 @@ func (h *hooks) noteLog() {
 	if n.IsPrimary() || !n.IsReceiver() {
 		return
 	}
-	if l := int64(len(n.OutputLog())); l > h.stats.SecondaryLogPeak {
+	if l := int64(n.OutputLen()); l > h.stats.SecondaryLogPeak {
 		h.stats.SecondaryLogPeak = l
 	}
 }
@@ -523,7 +523,7 @@ func (h *hooks) takeOver() {
 		n.TakeOver(ha.TakeoverOptions{Receivers: []string{n.Host()}})
 		h.stats.Takeovers++
 		// Re-send what the downstream may not have; it drops duplicates by seq.
-		h.stats.Resent += int64(len(n.OutputLog()))
+		h.stats.Resent += int64(n.OutputLen())
 		for _, d := range n.Downstream() {
 			if !n.Down(d) {
 				n.Replay(d, h.relayed)

@@ -59,8 +59,7 @@ func snapshot(n *ha.Node, trim uint64) (*ha.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode state transfer: %w", err)
 	}
-	log := n.OutputLog()
-	return &ha.Message{Kind: ha.KindStrategy, Type: msgState, Body: body, Tuples: append([]ha.Tuple(nil), log...)}, nil
+	return &ha.Message{Kind: ha.KindStrategy, Type: msgState, Body: body, Tuples: n.AppendOutput(nil, 0, n.OutputLen())}, nil
 }
 
 // install replaces n's state with a transfer received in m and returns the

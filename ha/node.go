@@ -1,7 +1,6 @@
 package ha
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -59,9 +58,7 @@ type Node struct {
 	outNext   uint64
 	outPort   uint8
 	retain    bool
-	log       []Tuple
-	logHead   int // log[logHead:] are retained
-	logHigh   int // the most tuples retained since the last compaction
+	out       outQueue // the retained output
 	batch     []Tuple
 	pendWork  int
 	pendBytes int
@@ -371,13 +368,24 @@ func (n *Node) AddCheckpointBytes(b int) { n.stats.CheckpointBytes += int64(b) }
 func (n *Node) SetRetain(on bool) {
 	n.retain = on
 	if !on {
-		n.log, n.logHead = nil, 0
+		n.out = outQueue{}
 	}
 }
 
-// OutputLog returns the retained output tuples in seq order. The slice is
-// the node's own; do not modify it.
-func (n *Node) OutputLog() []Tuple { return n.log[n.logHead:] }
+// OutputLen is the number of retained output tuples.
+func (n *Node) OutputLen() int { return n.out.Len() }
+
+// OutputAt is the i-th retained output tuple in seq order, oldest first
+// (0 ≤ i < OutputLen). It is the node's own: do not modify it.
+func (n *Node) OutputAt(i int) *Tuple { return n.out.At(i) }
+
+// OutputIndex is the position of the first retained output tuple whose
+// seq is at least seq: OutputLen when there is none.
+func (n *Node) OutputIndex(seq uint64) int { return n.out.Index(seq) }
+
+// AppendOutput appends the retained output tuples at positions [from, to)
+// to dst and returns it.
+func (n *Node) AppendOutput(dst []Tuple, from, to int) []Tuple { return n.out.AppendTo(dst, from, to) }
 
 // OutputSeq is the seq of the last tuple emitted.
 func (n *Node) OutputSeq() uint64 { return n.outNext }
@@ -387,68 +395,32 @@ func (n *Node) SetOutputSeq(s uint64) { n.outNext = s }
 
 // SetOutputLog replaces the retained output (after restoring a checkpoint).
 func (n *Node) SetOutputLog(ts []Tuple) {
-	n.log, n.logHead = append([]Tuple(nil), ts...), 0
+	n.out.Reset()
+	for _, t := range ts {
+		n.out.Push(t)
+	}
 	n.notePeak()
 }
 
 // TrimOutput drops retained tuples with seq ≤ upTo and returns how many it dropped.
 func (n *Node) TrimOutput(upTo uint64) int {
-	i := n.logHead
-	for i < len(n.log) && n.log[i].Seq <= upTo {
-		i++
-	}
-	d := i - n.logHead
+	d := n.out.Index(upTo + 1)
 	if d == 0 {
 		return 0
 	}
-	n.logHead = i
-	if n.logHead > 1024 && n.logHead*2 > len(n.log) {
-		n.compactLog()
-	}
-	n.Trace(Event{Kind: EvTrim, Seq: upTo, N: int64(len(n.log) - n.logHead)})
+	n.out.Drop(d)
+	n.Trace(Event{Kind: EvTrim, Seq: upTo, N: int64(n.out.Len())})
 	return d
 }
 
-// compactLog moves the retained tuples to the front of the log. It keeps
-// the log's capacity — a queue that is filled and trimmed every ack
-// interval would otherwise be regrown from a small slice each time, copying
-// every tuple again (half the CPU of upstream backup at high rates) — and
-// gives memory back only when the log stayed far below its capacity for a
-// whole compaction cycle.
-func (n *Node) compactLog() {
-	rest := len(n.log) - n.logHead
-	if c := cap(n.log); c > 4096 && c > 8*max(n.logHigh, rest) {
-		n.log = append(make([]Tuple, 0, 2*max(n.logHigh, rest)), n.log[n.logHead:]...)
-	} else {
-		n.log = n.log[:copy(n.log, n.log[n.logHead:])]
-	}
-	n.logHead, n.logHigh = 0, rest
-}
-
-// retainOutput appends t to the output queue. A full queue is compacted
-// in place when at least half of it is trimmed, else moved to an array of
-// twice its live size: append's own growth (1.25× for large slices) copies
-// and clears the new array each time, so a queue growing to a whole window
-// at a high rate touched about five times its final size in fresh memory,
-// which dominated upstream backup's CPU in cluster mode.
+// retainOutput appends t to the output queue.
 func (n *Node) retainOutput(t Tuple) {
-	if len(n.log) == cap(n.log) {
-		live := len(n.log) - n.logHead
-		if n.logHead > 0 && n.logHead >= live {
-			n.compactLog()
-		} else {
-			grown := make([]Tuple, live, max(2*live, 64))
-			copy(grown, n.log[n.logHead:])
-			n.log, n.logHead = grown, 0
-		}
-	}
-	n.log = append(n.log, t)
-	n.logHigh = max(n.logHigh, len(n.log)-n.logHead)
+	n.out.Push(t)
 	n.notePeak()
 }
 
 func (n *Node) notePeak() {
-	q := int64(len(n.log) - n.logHead)
+	q := int64(n.out.Len())
 	if q > n.stats.PeakQueue {
 		n.stats.PeakQueue = q
 		n.stats.PeakQueueBytes = q * tupleWireSize
@@ -457,35 +429,28 @@ func (n *Node) notePeak() {
 
 // Replay sends to host the retained tuples with seq > from, in order.
 func (n *Node) Replay(to string, from uint64) {
-	log := n.OutputLog()
-	i := SeqIndex(log, from+1)
-	rest := log[i:]
-	n.Trace(Event{Kind: EvReplayStart, Peer: to, Seq: from, N: int64(len(rest))})
-	for len(rest) > 0 {
-		c := min(len(rest), 512)
+	i, end := n.out.Index(from+1), n.out.Len()
+	n.Trace(Event{Kind: EvReplayStart, Peer: to, Seq: from, N: int64(end - i)})
+	var scratch []Tuple // a CopySender copies each chunk: one buffer serves them all
+	for j := i; j < end; {
+		c := min(end-j, 512)
 		if n.copier != nil {
-			n.sendCopy(to, rest[:c])
+			scratch = n.out.AppendTo(scratch[:0], j, j+c)
+			n.sendCopy(to, scratch)
 		} else {
-			n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Tuples: slices.Clone(rest[:c])})
+			n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Tuples: n.out.AppendTo(make([]Tuple, 0, c), j, j+c)})
 		}
-		rest = rest[c:]
+		j += c
 	}
 	// The marker tells the receiver which seq ends the replay, so it can
 	// trace when it has caught up.
 	n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Type: ReplayEndType, Seq: n.outNext})
-	n.Trace(Event{Kind: EvReplayEnd, Peer: to, N: int64(len(log) - i)})
+	n.Trace(Event{Kind: EvReplayEnd, Peer: to, N: int64(end - i)})
 }
 
 // ReplayEndType marks the empty data message that ends a replay; its Seq
 // is the sender's last output seq when it replayed.
 const ReplayEndType = "replay-end"
-
-// SeqIndex returns the index of the first tuple of log (sorted by seq)
-// whose seq is at least seq: len(log) when there is none.
-func SeqIndex(log []Tuple, seq uint64) int {
-	i, _ := slices.BinarySearchFunc(log, seq, func(t Tuple, s uint64) int { return cmp.Compare(t.Seq, s) })
-	return i
-}
 
 // ---- input positions and order ----
 
@@ -525,7 +490,7 @@ func (n *Node) FollowOrder(decisions []uint8) {
 func (n *Node) Restart() error {
 	n.outNext = 0
 	n.in = [2]inPort{}
-	n.log, n.logHead = nil, 0
+	n.out.Reset()
 	n.follow, n.pending, n.orderLog = nil, nil, nil
 	if n.frag >= 0 && !n.IsSink() {
 		return n.resetOps()

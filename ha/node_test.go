@@ -149,11 +149,3 @@ func TestSourceCatchesUpInBoundedBursts(t *testing.T) {
 	}
 	assert.Len(t, env.dataTo("A"), 5000, "nothing due is skipped")
 }
-
-func TestSeqIndex(t *testing.T) {
-	log := []ha.Tuple{{Seq: 3}, {Seq: 4}, {Seq: 7}}
-	for seq, want := range map[uint64]int{0: 0, 3: 0, 4: 1, 5: 2, 7: 2, 8: 3} {
-		assert.Equal(t, want, ha.SeqIndex(log, seq), "first index with seq ≥ %d", seq)
-	}
-	assert.Zero(t, ha.SeqIndex(nil, 5))
-}

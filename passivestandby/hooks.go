@@ -463,15 +463,15 @@ func (h *hooks) capture(full bool) (*checkpoint, error) {
 		}
 		ck.Ops = append(ck.Ops, st)
 	}
-	log := n.OutputLog()
 	ck.LogTrim = n.OutputSeq()
-	if len(log) > 0 {
-		ck.LogTrim = log[0].Seq - 1
+	if n.OutputLen() > 0 {
+		ck.LogTrim = n.OutputAt(0).Seq - 1
 	}
+	from := 0
 	if !full {
-		log = log[ha.SeqIndex(log, h.prevOutSeq+1):]
+		from = n.OutputIndex(h.prevOutSeq + 1)
 	}
-	ck.Log = slices.Clone(log)
+	ck.Log = n.AppendOutput(nil, from, n.OutputLen())
 	return ck, nil
 }
 

@@ -316,13 +316,12 @@ func (h *hooks) onAck(m *ha.Message) {
 // largest event time dropped; it returns how many it dropped.
 func (h *hooks) trim(upTo uint64) int {
 	n := h.n
-	log := n.OutputLog()
-	k := ha.SeqIndex(log, upTo+1)
+	k := n.OutputIndex(upTo + 1)
 	if k == 0 {
 		return 0
 	}
-	for i := range log[:k] {
-		if t := log[i].Time; !h.logFloor.ok || t > h.logFloor.t {
+	for i := range k {
+		if t := n.OutputAt(i).Time; !h.logFloor.ok || t > h.logFloor.t {
 			h.logFloor = floor{t: t, ok: true}
 		}
 	}
@@ -344,7 +343,7 @@ func (h *hooks) Output(t *ha.Tuple) {
 			h.ages = append(h.ages, ageMark{seq: t.Seq, at: now})
 		}
 	}
-	q := len(n.OutputLog())
+	q := n.OutputLen()
 	if int64(q) > h.st.peak {
 		h.st.peak, h.st.peakAt = int64(q), n.Now()
 	}
@@ -352,7 +351,7 @@ func (h *hooks) Output(t *ha.Tuple) {
 		// Trim in chunks of 1/16 of the bound so the queue never exceeds it
 		// and trims stay rare.
 		drop := q - mx + max(1, mx/16)
-		h.st.retentionDrops += int64(h.trim(n.OutputLog()[drop-1].Seq))
+		h.st.retentionDrops += int64(h.trim(n.OutputAt(drop - 1).Seq))
 	}
 	h.enforceAge(true)
 }

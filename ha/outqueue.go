@@ -1,0 +1,103 @@
+package ha
+
+import "sort"
+
+// outBlockBits sets the size of the output queue's blocks: 512 tuples,
+// 40 KiB.
+const (
+	outBlockBits = 9
+	outBlock     = 1 << outBlockBits
+	outBlockMask = outBlock - 1
+)
+
+// outQueue is a node's output queue: the retained tuples in seq order,
+// held in fixed-size blocks. Appending never copies what is queued, and
+// the blocks a trim empties are kept on a free list for the appends that
+// follow, so a queue that is filled and trimmed every ack interval touches
+// its memory once. A contiguous slice had to be regrown by copying while a
+// window filled, and at high rates those copies and the fresh pages they
+// touched were most of upstream backup's CPU in cluster mode.
+type outQueue struct {
+	blocks [][]Tuple // blocks[0][head:] is the oldest tuple; all blocks hold outBlock tuples
+	head   int
+	n      int
+	free   [][]Tuple
+	peak   int // recent peak of blocks in use (see Drop)
+	high   int // blocks in use at most since the last Drop
+}
+
+// Len is the number of queued tuples.
+func (q *outQueue) Len() int { return q.n }
+
+// At is the i-th queued tuple, oldest first (0 ≤ i < Len).
+func (q *outQueue) At(i int) *Tuple {
+	j := q.head + i
+	return &q.blocks[j>>outBlockBits][j&outBlockMask]
+}
+
+// Index is the position of the first queued tuple whose seq is at least
+// seq: Len when there is none.
+func (q *outQueue) Index(seq uint64) int {
+	return sort.Search(q.n, func(i int) bool { return q.At(i).Seq >= seq })
+}
+
+// Push appends t.
+func (q *outQueue) Push(t Tuple) {
+	j := q.head + q.n
+	if j == len(q.blocks)<<outBlockBits {
+		q.blocks = append(q.blocks, q.newBlock())
+		q.high = max(q.high, len(q.blocks))
+	}
+	q.blocks[j>>outBlockBits][j&outBlockMask] = t
+	q.n++
+}
+
+func (q *outQueue) newBlock() []Tuple {
+	if k := len(q.free); k > 0 {
+		b := q.free[k-1]
+		q.free = q.free[:k-1]
+		return b
+	}
+	return make([]Tuple, outBlock)
+}
+
+// Drop removes the k oldest tuples (k ≤ Len). Emptied blocks go to the
+// free list for the appends that follow. Together the used and free blocks
+// stay within the queue's recent peak: the most blocks it used between two
+// Drops, decayed by 1/64 per Drop when it no longer reaches it (down to 63
+// blocks), so memory is given back once a queue that peaked stays short
+// for many trims.
+func (q *outQueue) Drop(k int) {
+	q.head += k
+	q.n -= k
+	used := q.head >> outBlockBits
+	q.head &= outBlockMask
+	if q.n == 0 {
+		used, q.head = len(q.blocks), 0
+	}
+	q.free = append(q.free, q.blocks[:used]...)
+	kept := copy(q.blocks, q.blocks[used:])
+	clear(q.blocks[kept:])
+	q.blocks = q.blocks[:kept]
+	q.peak = max(q.high, q.peak-q.peak/64)
+	q.high = kept
+	if spare := q.peak - kept; len(q.free) > spare {
+		clear(q.free[spare:])
+		q.free = q.free[:spare]
+	}
+}
+
+// Reset empties the queue, keeping its blocks for reuse.
+func (q *outQueue) Reset() { q.Drop(q.n) }
+
+// AppendTo appends the queued tuples [from, to) to dst.
+func (q *outQueue) AppendTo(dst []Tuple, from, to int) []Tuple {
+	for from < to {
+		j := q.head + from
+		b := q.blocks[j>>outBlockBits][j&outBlockMask:]
+		c := min(len(b), to-from)
+		dst = append(dst, b[:c]...)
+		from += c
+	}
+	return dst
+}
