@@ -203,17 +203,16 @@ func itemOf[K comparable](e Entry[K]) item {
 	return item{val: e.Value, n: e.N, t: e.T, hasN: e.HasN, hasT: e.HasT}
 }
 
-// sameEO reports whether expected output e and observed output o are
-// identical: same id and value, and the same n when both carry one.
-func (s *state) sameEO(e, o int32) bool {
-	a, b := &s.e[e], &s.o[o]
-	return s.idOfExp[e] == s.idOfObs[o] && a.val == b.val && (!a.hasN || !b.hasN || a.n == b.n)
+// sameValue reports whether two outputs of the same id are identical: the
+// same value, and the same n when both carry one.
+func sameValue(a, b *item) bool {
+	return a.val == b.val && (!a.hasN || !b.hasN || a.n == b.n)
 }
 
-// sameOO is sameEO for two observed outputs.
-func (s *state) sameOO(x, y int32) bool {
-	a, b := &s.o[x], &s.o[y]
-	return s.idOfObs[x] == s.idOfObs[y] && a.val == b.val && (!a.hasN || !b.hasN || a.n == b.n)
+// sameEO reports whether expected output e and observed output o are
+// identical: the same id, and sameValue.
+func (s *state) sameEO(e, o int32) bool {
+	return s.idOfExp[e] == s.idOfObs[o] && sameValue(&s.e[e], &s.o[o])
 }
 
 // keyTable maps keys to dense indices in first-appearance order.
@@ -473,9 +472,10 @@ func labelObserved[I, K comparable](s *state, expected, observed Source[I, K], i
 		s.idOfObs[i] = d
 		i32 := int32(i)
 		st := ""
+		// Both chains below hold outputs of id d only: comparing values suffices.
 		if int(d) < s.nExpIDs {
 			for e := s.expHead[d]; e >= 0; e = s.expNext[e] {
-				if !consumed[e] && s.sameEO(e, i32) {
+				if !consumed[e] && sameValue(&s.e[e], &s.o[i]) {
 					consumed[e] = true
 					st = StatusOK
 					break
@@ -484,7 +484,7 @@ func labelObserved[I, K comparable](s *state, expected, observed Source[I, K], i
 		}
 		match := int32(-1)
 		for v := varHead[d]; v >= 0; v = varNext[v] {
-			if s.sameOO(v, i32) {
+			if sameValue(&s.o[v], &s.o[i]) {
 				match = v
 				break
 			}
