@@ -32,33 +32,59 @@ func AddModelsFromConfig(r *metrics.Result) {
 	AddModels(e, r)
 }
 
+// runColumn is one column of the comparison table.
+type runColumn struct {
+	head, key string
+	cell      func(metrics.Run) cell
+	realOnly  bool // only when the runs are real (process CPU measured)
+	fileOnly  bool // in the files, not in the terminal table
+}
+
+// runColumns are the comparison table's columns, in order.
+var runColumns = []runColumn{
+	{head: "strategy", key: "strategy", cell: func(r metrics.Run) cell { return txt(r.Strategy) }},
+	{head: "recovery", key: "recovery", cell: func(r metrics.Run) cell { return txt(RecoveryLabel(r.Recovery)) }},
+	{head: "missing", key: "missing", cell: func(r metrics.Run) cell { return intCell(int64(r.Recovery.Missing)) }},
+	{head: "dup", key: "duplicates", cell: func(r metrics.Run) cell { return intCell(int64(r.Recovery.Duplicates)) }},
+	{head: "wrong", key: "wrong", cell: func(r metrics.Run) cell { return intCell(int64(r.Recovery.Wrong)) }},
+	{head: "lost in", key: "lost_inputs", cell: func(r metrics.Run) cell { return intCell(r.Recovery.LostInputs) }},
+	{head: "detect ms", key: "detection_ms", cell: func(r metrics.Run) cell { return optCell(r.Recovery.DetectionMs, 1) }},
+	{head: "recovery ms", key: "recovery_ms", cell: func(r metrics.Run) cell { return optCell(r.Recovery.RecoveryMs, 1) }},
+	{head: "+latency ms", key: "max_added_latency_ms", cell: func(r metrics.Run) cell { return numCell(r.Recovery.MaxAddedLatencyMs, 1) }},
+	{head: "unavail ms", key: "unavailable_ms", cell: func(r metrics.Run) cell { return numCell(r.Recovery.UnavailableMs, 1) }},
+	{head: "cpu×", key: "cpu_ratio", cell: func(r metrics.Run) cell { return optCell(r.Overhead.CPURatio, 2) }},
+	{head: "proc cpu×", key: "process_cpu_ratio", realOnly: true, cell: func(r metrics.Run) cell { return optCell(r.Overhead.ProcessCPURatio, 2) }},
+	{head: "bytes×", key: "bytes_ratio", cell: func(r metrics.Run) cell { return optCell(r.Overhead.BytesRatio, 2) }},
+	{head: "msgs×", key: "messages_ratio", cell: func(r metrics.Run) cell { return optCell(r.Overhead.MessagesRatio, 2) }},
+	{head: "peak queue", key: "peak_queue", cell: func(r metrics.Run) cell { return intCell(r.Overhead.PeakQueue) }},
+	{head: "checkpoint bytes", key: "checkpoint_bytes", fileOnly: true, cell: func(r metrics.Run) cell { return intCell(r.Overhead.CheckpointBytes) }},
+}
+
 // RunTable is the comparison table of a run: one row per strategy, the
 // columns of the terminal table plus checkpoint bytes (results.csv and
 // results.json hold it too). Real runs add the process CPU ratio after
 // cpu×, the node loops' busy-time ratio.
-func RunTable(r *metrics.Result) *table {
-	proc := hasProcessCPU(r)
-	t := &table{
-		head: []string{"strategy", "recovery", "missing", "dup", "wrong", "lost in", "detect ms", "recovery ms", "+latency ms", "unavail ms", "cpu×"},
-		keys: []string{"strategy", "recovery", "missing", "duplicates", "wrong", "lost_inputs", "detection_ms", "recovery_ms", "max_added_latency_ms", "unavailable_ms", "cpu_ratio"},
+func RunTable(r *metrics.Result) *table { return runTable(r, false) }
+
+// runTable builds the comparison table; terminal leaves out the columns
+// only the files hold.
+func runTable(r *metrics.Result, terminal bool) *table {
+	isReal := hasProcessCPU(r)
+	t := &table{}
+	var cols []runColumn
+	for _, c := range runColumns {
+		if (c.realOnly && !isReal) || (c.fileOnly && terminal) {
+			continue
+		}
+		cols = append(cols, c)
+		t.head, t.keys = append(t.head, c.head), append(t.keys, c.key)
 	}
-	if proc {
-		t.head, t.keys = append(t.head, "proc cpu×"), append(t.keys, "process_cpu_ratio")
-	}
-	t.head = append(t.head, "bytes×", "msgs×", "peak queue", "checkpoint bytes")
-	t.keys = append(t.keys, "bytes_ratio", "messages_ratio", "peak_queue", "checkpoint_bytes")
 	for _, run := range r.Runs {
-		rec, o := run.Recovery, run.Overhead
-		row := []cell{
-			txt(run.Strategy), txt(RecoveryLabel(rec)), intCell(int64(rec.Missing)), intCell(int64(rec.Duplicates)),
-			intCell(int64(rec.Wrong)), intCell(rec.LostInputs), optCell(rec.DetectionMs, 1), optCell(rec.RecoveryMs, 1),
-			numCell(rec.MaxAddedLatencyMs, 1), numCell(rec.UnavailableMs, 1), optCell(o.CPURatio, 2),
+		row := make([]cell, len(cols))
+		for i, c := range cols {
+			row[i] = c.cell(run)
 		}
-		if proc {
-			row = append(row, optCell(o.ProcessCPURatio, 2))
-		}
-		t.rows = append(t.rows, append(row, optCell(o.BytesRatio, 2), optCell(o.MessagesRatio, 2),
-			intCell(o.PeakQueue), intCell(o.CheckpointBytes)))
+		t.rows = append(t.rows, row)
 	}
 	return t
 }

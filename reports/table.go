@@ -22,27 +22,22 @@ func hasProcessCPU(r *metrics.Result) bool {
 	return false
 }
 
-// Table writes the comparison table: RunTable's columns but checkpoint
-// bytes, one row per strategy.
+// Table writes the comparison table: RunTable's columns but those only
+// the files hold, one row per strategy.
 func Table(w io.Writer, r *metrics.Result) error {
 	fmt.Fprintf(w, "experiment %s · seed %d · mode %s · query class %s\n", r.Experiment, r.Seed, r.Mode, r.QueryClass)
 	if len(r.Faults) > 0 {
 		fmt.Fprintf(w, "faults: %s\n", strings.Join(r.Faults, "; "))
 	}
 	fmt.Fprintln(w)
-	t := RunTable(r)
+	t := runTable(r, true)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	line := func(col func(i int) string) {
-		for i, k := range t.keys {
-			if k != "checkpoint_bytes" {
-				fmt.Fprint(tw, col(i), "\t")
-			}
+	fmt.Fprintln(tw, strings.Join(t.head, "\t")+"\t")
+	for _, row := range t.rows {
+		for _, c := range row {
+			fmt.Fprint(tw, c.text, "\t")
 		}
 		fmt.Fprintln(tw)
-	}
-	line(func(i int) string { return t.head[i] })
-	for _, row := range t.rows {
-		line(func(i int) string { return row[i].text })
 	}
 	return tw.Flush()
 }
