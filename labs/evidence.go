@@ -69,14 +69,11 @@ func (r *run) statusIDs(status string) []string {
 // lostPerID is, per expected id, how many source tuples its last delivered
 // copy lacks (all of them when never delivered); only shortfalls > 0.
 func (r *run) lostPerID() map[string]int64 {
-	last := map[ha.OutputID]uint32{}
-	for _, d := range r.obs.All() {
-		last[d.Tuple.ID] = d.Tuple.Lineage.N
-	}
+	x := r.cls.Index
 	out := map[string]int64{}
-	for _, d := range r.exp.All() {
-		if short := int64(d.Tuple.Lineage.N) - int64(last[d.Tuple.ID]); short > 0 {
-			out[d.Tuple.ID.String()] = max(out[d.Tuple.ID.String()], short)
+	for id, short := range metrics.Shortfalls(r.exp, r.obs, x) {
+		if short > 0 {
+			out[r.exp.At(int(x.First[id])).Tuple.ID.String()] = short
 		}
 	}
 	return out

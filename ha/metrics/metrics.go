@@ -258,21 +258,13 @@ func RecoveryOf(reference, faulty *ha.Trace) Recovery {
 // later output. It replaces the classifier's lost_inputs, which must sum
 // every shortfall because it knows nothing of output kinds.
 func lostInputs(exp, obs *ha.Deliveries, x classify.Index) int64 {
-	lastN := make([]uint32, len(x.First)) // n of the last observed copy, 0 = never delivered
-	for i, d := range obs.All() {
-		if id := x.Observed[i]; id >= 0 {
-			lastN[id] = d.Tuple.Lineage.N
-		}
-	}
 	var total int64
 	running := map[uint32]int64{}
-	for id, first := range x.First {
-		d := exp.At(int(first))
-		short := int64(d.Tuple.Lineage.N) - int64(lastN[id])
-		if short <= 0 {
+	for id, short := range Shortfalls(exp, obs, x) {
+		if short == 0 {
 			continue
 		}
-		if k := d.Tuple.ID; k.Kind == ha.IDKey {
+		if k := exp.At(int(x.First[id])).Tuple.ID; k.Kind == ha.IDKey {
 			running[k.Key] = max(running[k.Key], short)
 			continue
 		}
@@ -282,6 +274,24 @@ func lostInputs(exp, obs *ha.Deliveries, x classify.Index) int64 {
 		total += s
 	}
 	return total
+}
+
+// Shortfalls is, per expected id (numbered as in x, the classifier's
+// index of exp against obs), how many source tuples its last delivered
+// copy lacks against its failure-free lineage count: all of them when it
+// was never delivered, 0 when nothing is missing.
+func Shortfalls(exp, obs *ha.Deliveries, x classify.Index) []int64 {
+	lastN := make([]uint32, len(x.First)) // n of the last observed copy, 0 = never delivered
+	for i, d := range obs.All() {
+		if id := x.Observed[i]; id >= 0 {
+			lastN[id] = d.Tuple.Lineage.N
+		}
+	}
+	short := make([]int64, len(x.First))
+	for id, first := range x.First {
+		short[id] = max(0, int64(exp.At(int(first)).Tuple.Lineage.N)-int64(lastN[id]))
+	}
+	return short
 }
 
 // firstLatency is the failure-free latency of expected id d: that of its
