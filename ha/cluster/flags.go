@@ -69,7 +69,7 @@ func BindNodeFlags(fs *pflag.FlagSet) func() (NodeOptions, error) {
 	fs.DurationVar(&o.Linger, "linger", DefaultLinger, "how long to stay a member after the run ends")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (read it with 'go tool pprof')")
 	return func() (NodeOptions, error) {
-		if err := CheckOutputFile(o.CPUProfile); err != nil {
+		if err := checkOutputFile(o.CPUProfile); err != nil {
 			return o, fmt.Errorf("--cpuprofile: %w", err)
 		}
 		o.Join = join
@@ -92,9 +92,9 @@ func BindNodeFlags(fs *pflag.FlagSet) func() (NodeOptions, error) {
 	}
 }
 
-// CheckOutputFile checks that a file can be created at path ("" = none):
+// checkOutputFile checks that a file can be created at path ("" = none):
 // path is not a directory and its parent directory exists.
-func CheckOutputFile(path string) error {
+func checkOutputFile(path string) error {
 	if path == "" {
 		return nil
 	}

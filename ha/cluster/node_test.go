@@ -91,7 +91,7 @@ func TestCheckOutputFile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckOutputFile(tc.path)
+			err := checkOutputFile(tc.path)
 			if tc.err == "" {
 				assert.NoError(t, err)
 				return
