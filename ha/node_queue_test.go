@@ -8,9 +8,10 @@ import (
 )
 
 // TestOutputQueueGrowthAndTrimPatterns drives a retaining source through
-// trim patterns that exercise each path of the output queue (growth,
-// in-place compaction on a full queue, compaction on a trim) and checks
-// that it always holds exactly the untrimmed outputs, in order.
+// trim patterns that exercise each path of the output queue (new blocks,
+// blocks taken back from the free list, trims inside a block, across
+// blocks and down to empty) and checks that it always holds exactly the
+// untrimmed outputs, in order.
 func TestOutputQueueGrowthAndTrimPatterns(t *testing.T) {
 	tests := []struct {
 		name string
