@@ -334,3 +334,23 @@ func TestProcessCPUColumnOnlyForRealRuns(t *testing.T) {
 }
 
 func ptrF(f float64) *float64 { return &f }
+
+// TestRoundsNote: a table of overheads measured in repeated rounds says
+// so, with each strategy's range; a single measurement adds nothing.
+func TestRoundsNote(t *testing.T) {
+	r := &metrics.Result{Experiment: "t", Mode: "cluster", Runs: []metrics.Run{
+		{Strategy: "upstream-backup", Overhead: metrics.Overhead{CPURatio: ptrF(1.04), ProcessCPURatio: ptrF(0.98)}},
+	}}
+	var b strings.Builder
+	require.NoError(t, Table(&b, r))
+	assert.NotContains(t, b.String(), "rounds")
+	assert.Empty(t, RoundsNote(r))
+
+	r.Runs[0].Overhead.Rounds = 5
+	r.Runs[0].Overhead.CPURatioRange = &metrics.Range{Min: 0.91, Max: 1.18}
+	r.Runs[0].Overhead.ProcessCPURatioRange = &metrics.Range{Min: 0.9, Max: 1.1}
+	b.Reset()
+	require.NoError(t, Table(&b, r))
+	assert.Contains(t, b.String(), "medians of 5 failure-free rounds")
+	assert.Contains(t, b.String(), "upstream-backup cpu× 0.91–1.18, proc cpu× 0.90–1.10")
+}

@@ -185,6 +185,9 @@ func WriteRunReport(dir string, r *metrics.Result, reference *ha.Trace, traces [
 	d.p("Recovery type against the failure-free run of the same seed; overhead ratios against the no-HA run (DESIGN §5).")
 	t := RunTable(r)
 	d.tbl(t)
+	if n := RoundsNote(r); n != "" {
+		d.p(n)
+	}
 	d.h(2, "Model vs simulation")
 	d.p("First-principles estimates (detection ≈ timeout + heartbeat/2, restore = state × per-byte CPU, catch-up of replayed and backlogged input at the spare's processing rate; docs/reports.md) beside the simulated figures.")
 	d.tbl(modelTable(r.Runs))
@@ -214,6 +217,31 @@ func WriteRunReport(dir string, r *metrics.Result, reference *ha.Trace, traces [
 		return nil, err
 	}
 	return figs, nil
+}
+
+// RoundsNote says, when the overheads are medians of repeated rounds
+// (cluster --overhead-rounds), how many and how far the rounds' CPU ratios
+// spread; "" otherwise.
+func RoundsNote(r *metrics.Result) string {
+	var spreads []string
+	rounds := 0
+	for _, run := range r.Runs {
+		o := run.Overhead
+		if o.Rounds < 2 || o.CPURatioRange == nil {
+			continue
+		}
+		rounds = max(rounds, o.Rounds)
+		s := fmt.Sprintf("%s cpu× %.2f–%.2f", run.Strategy, o.CPURatioRange.Min, o.CPURatioRange.Max)
+		if p := o.ProcessCPURatioRange; p != nil {
+			s += fmt.Sprintf(", proc cpu× %.2f–%.2f", p.Min, p.Max)
+		}
+		spreads = append(spreads, s)
+	}
+	if len(spreads) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Overheads are medians of %d failure-free rounds (each round runs the no-HA baseline, then every strategy; "+
+		"each ratio is against its own round's baseline). Range over the rounds: %s.", rounds, joinSemi(spreads))
 }
 
 func joinSemi(xs []string) string {

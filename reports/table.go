@@ -39,7 +39,13 @@ func Table(w io.Writer, r *metrics.Result) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if n := RoundsNote(r); n != "" {
+		fmt.Fprintf(w, "\n%s\n", n)
+	}
+	return nil
 }
 
 // RecoveryLabel is "precise", "gap" or "rollback/repeating".

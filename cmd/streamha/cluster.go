@@ -31,7 +31,7 @@ type clusterFlags struct {
 	json, noBaseline, ffOverhead, quiet                 bool
 	chaos, chaosWindow                                  time.Duration
 	chaosKinds                                          []string
-	spares                                              int
+	spares, overheadRounds                              int
 }
 
 func newClusterCmd() *cobra.Command {
@@ -61,6 +61,9 @@ func newClusterCmd() *cobra.Command {
 	fl.StringVar(&f.profile, "profile", cluster.ProfileTuned, "failure-detector profile: tuned (~0.3–0.5 s), steady (~1 s, tolerates a loaded machine), local or lan (seconds)")
 	fl.BoolVar(&f.noBaseline, "no-baseline", false, "skip the failure-free no-HA run (no overhead ratios)")
 	fl.BoolVar(&f.ffOverhead, "failure-free-overhead", false, "measure each strategy's overhead in an extra failure-free run (doubles the time)")
+	fl.IntVar(&f.overheadRounds, "overhead-rounds", 1, "measure the overhead N times: after the faulty runs, each round runs the no-HA baseline and then every\n"+
+		"strategy failure-free, and each overhead figure is the median over the rounds of its ratio to the same round's\n"+
+		"baseline, with the cpu× range (implies --failure-free-overhead; single real runs vary by ±20% on a busy machine)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
 	fl.DurationVar(&f.chaos, "chaos", 0, "chaos run of this length: random kills, pauses and partitions within the fault model replace the\n"+
 		"experiment's faults (drawn from --seed), then the chaos invariants are checked; exit status 1 if one fails (docs/chaos.md)")
@@ -117,6 +120,16 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	if err != nil {
 		return err
 	}
+	switch {
+	case f.overheadRounds < 1:
+		return usage("--overhead-rounds: must be at least 1, got %d", f.overheadRounds)
+	case f.overheadRounds > 1 && f.noBaseline:
+		return usage("--overhead-rounds: the rounds measure against the no-HA baseline; drop --no-baseline")
+	case f.overheadRounds > 1 && f.collect != "":
+		return usage("--overhead-rounds: --collect launches no runs to repeat")
+	case f.overheadRounds > 1:
+		f.ffOverhead = true
+	}
 	if f.collect != "" {
 		if len(names) != 1 {
 			return usage("--collect: name exactly one --strategy (the one the nodes ran)")
@@ -157,7 +170,7 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	cmp, err := cluster.Launch(ctx, cluster.LaunchConfig{
 		Experiment: e, Strategies: names, Exe: exe, Args: []string{"node"}, Out: dir,
 		Secret: secret, Profile: f.profile, Startup: f.startup, Baseline: !f.noBaseline,
-		FailureFreeOverhead: f.ffOverhead, Chaos: chaos, Log: lg, CPUProfileDir: f.cpuProfileDir,
+		FailureFreeOverhead: f.ffOverhead, OverheadRounds: f.overheadRounds, Chaos: chaos, Log: lg, CPUProfileDir: f.cpuProfileDir,
 	})
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("interrupted: every node process was stopped (partial files in %s)", dir)
@@ -266,6 +279,15 @@ func clusterCommand(f clusterFlags, e *sim.Experiment) string {
 	}
 	if f.profile != cluster.ProfileTuned {
 		parts = append(parts, "--profile", f.profile)
+	}
+	switch {
+	case f.noBaseline:
+		parts = append(parts, "--no-baseline")
+	case f.overheadRounds > 1:
+		parts = append(parts, "--overhead-rounds", fmt.Sprint(f.overheadRounds))
+	}
+	if f.ffOverhead && f.overheadRounds <= 1 {
+		parts = append(parts, "--failure-free-overhead")
 	}
 	parts = append(parts, "--seed", fmt.Sprint(e.Seed))
 	return strings.Join(parts, " ")

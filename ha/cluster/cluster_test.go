@@ -37,19 +37,24 @@ faults:
 `
 
 // launchTest runs the experiment on real processes: the test binary
-// re-executes itself as `streamha node` (see TestMain).
-func launchTest(t *testing.T, yml string, names []string, secret string) *Comparison {
+// re-executes itself as `streamha node` (see TestMain). Options change the
+// launch configuration.
+func launchTest(t *testing.T, yml string, names []string, secret string, options ...func(*LaunchConfig)) *Comparison {
 	t.Helper()
 	e, err := sim.Parse([]byte(yml), "test")
 	require.NoError(t, err)
 	out := t.TempDir()
-	cmp, err := Launch(context.Background(), LaunchConfig{
+	cfg := LaunchConfig{
 		Experiment: e, Strategies: names, Exe: os.Args[0], Env: []string{nodeEnv + "=1"},
 		Out: out, Secret: []byte(secret), Log: log.New(testWriter{t}, "", 0),
 		// The children are built with -race and the machine may be shared:
 		// the steady profile does not mistake a starved process for a crash.
 		Profile: ProfileSteady,
-	})
+	}
+	for _, o := range options {
+		o(&cfg)
+	}
+	cmp, err := Launch(context.Background(), cfg)
 	require.NoError(t, err)
 	// No orphans: every node process of every run is gone.
 	for _, r := range cmp.Runs {
@@ -122,6 +127,44 @@ func TestClusterEndToEnd(t *testing.T) {
 			assert.Zero(t, rec.Wrong)
 		}
 	}
+}
+
+// TestOverheadRounds: with repeated overhead rounds, the no-HA baseline
+// and the strategy's failure-free run alternate, every run gets its own
+// directory, and the reported ratio is the median of the rounds' ratios
+// with their range.
+func TestOverheadRounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes for ~15 s")
+	}
+	const yml = `name: rounds
+seed: 3
+duration: 1s
+drain: 500ms
+source: {rate: 500, keys: 4}
+nodes:
+  - {name: A, ops: [{map: {scale: 2}}]}
+spares: 0
+`
+	cmp := launchTest(t, yml, []string{"amnesia"}, "", func(c *LaunchConfig) {
+		c.Baseline, c.FailureFreeOverhead, c.OverheadRounds = true, true, 2
+	})
+	r := cmp.Result
+	assert.Equal(t, 2, r.Baseline.Rounds)
+	assert.Positive(t, r.Baseline.CPUMs)
+	require.Len(t, r.Runs, 1)
+	o := r.Runs[0].Overhead
+	assert.Equal(t, 2, o.Rounds)
+	require.NotNil(t, o.CPURatio)
+	require.NotNil(t, o.CPURatioRange)
+	assert.InDelta(t, (o.CPURatioRange.Min+o.CPURatioRange.Max)/2, *o.CPURatio, 0.001, "two rounds: the mean of both ratios")
+	assert.NotNil(t, o.ProcessCPURatioRange)
+	out := filepath.Dir(cmp.Runs[0].Dir)
+	for _, d := range []string{"amnesia", "baseline-none-1", "amnesia-failure-free-1", "baseline-none-2", "amnesia-failure-free-2"} {
+		files, _ := filepath.Glob(filepath.Join(out, d, "*.trace.jsonl"))
+		assert.NotEmpty(t, files, "run directory %s", d)
+	}
+	assert.NoDirExists(t, filepath.Join(out, "baseline-none"), "no unpaired baseline before the rounds")
 }
 
 func deref(p *float64) any {

@@ -60,6 +60,14 @@ type LaunchConfig struct {
 	// FailureFreeOverhead measures each strategy's overhead in an extra
 	// failure-free run (as the simulator does) instead of in the faulty run.
 	FailureFreeOverhead bool
+	// OverheadRounds, when above 1, repeats the overhead measurement
+	// (it needs Baseline and FailureFreeOverhead): after every strategy's
+	// faulty run, each round runs the no-HA baseline and then every
+	// strategy failure-free, and each overhead is the median over the
+	// rounds of its ratio to the same round's baseline
+	// (metrics.MedianOverhead). Real timing varies from run to run and a
+	// loaded machine drifts; alternating both sides pairs them in time.
+	OverheadRounds int
 	// Chaos, when set, replaces the experiment's fault schedule with
 	// random faults within the fault model (PlanChaos, drawn per strategy
 	// topology) and checks the chaos invariants after each run
@@ -144,15 +152,16 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 	}
 	cmp := &Comparison{Result: res, Reference: ref.Trace}
 	l := &launcher{cfg: cfg, exp: e, expFile: expFile}
+	rounds := max(cfg.OverheadRounds, 1)
+	if rounds > 1 && !(cfg.Baseline && cfg.FailureFreeOverhead) {
+		return nil, errors.New("cluster: repeated overhead rounds need the baseline and the failure-free overhead runs")
+	}
 	var base *metrics.Overhead
-	if cfg.Baseline {
-		cfg.Log.Printf("baseline: none, failure-free")
-		out, err := l.run(ctx, "none", nil, "baseline-none")
+	if cfg.Baseline && rounds == 1 {
+		b, err := l.baseline(ctx, "baseline-none")
 		if err != nil {
-			return nil, fmt.Errorf("baseline run: %w", err)
+			return nil, err
 		}
-		b := metrics.OverheadOf(out.trace, nil)
-		b.Nodes = nil
 		res.Baseline = b
 		base = &res.Baseline
 	}
@@ -179,20 +188,22 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		tr, dir := out.trace, out.dir
-		ffTrace := tr
-		if cfg.FailureFreeOverhead {
-			cfg.Log.Printf("%s: failure-free run for the overhead", name)
-			ff, err := l.run(ctx, name, nil, name+"-failure-free")
-			if err != nil {
-				return nil, fmt.Errorf("%s (failure-free): %w", name, err)
-			}
-			ffTrace = ff.trace
-		}
 		run := metrics.Run{
 			Strategy: name, Params: params.Values(),
 			Recovery: metrics.RecoveryOf(ref.Trace, tr),
-			Overhead: metrics.OverheadOf(ffTrace, base),
 			Extra:    clusterFigures(tr, e),
+		}
+		if rounds == 1 {
+			ffTrace := tr
+			if cfg.FailureFreeOverhead {
+				cfg.Log.Printf("%s: failure-free run for the overhead", name)
+				ff, err := l.run(ctx, name, nil, name+"-failure-free")
+				if err != nil {
+					return nil, fmt.Errorf("%s (failure-free): %w", name, err)
+				}
+				ffTrace = ff.trace
+			}
+			run.Overhead = metrics.OverheadOf(ffTrace, base)
 		}
 		if rep := spec.chaos; rep != nil {
 			if err := l.finishChaos(rep, name, out, ref.Trace, run.Recovery); err != nil {
@@ -203,7 +214,57 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 		res.Runs = append(res.Runs, run)
 		cmp.Runs = append(cmp.Runs, RunOutcome{Strategy: name, Dir: dir, Trace: tr, Chaos: spec.chaos})
 	}
+	if rounds > 1 {
+		if err := l.overheadRounds(ctx, rounds, res); err != nil {
+			return nil, err
+		}
+	}
 	return cmp, nil
+}
+
+// baseline runs the no-HA strategy failure-free in directory dir and
+// returns its overhead figures, the base of the ratios.
+func (l *launcher) baseline(ctx context.Context, dir string) (metrics.Overhead, error) {
+	l.cfg.Log.Printf("%s: none, failure-free", dir)
+	out, err := l.run(ctx, "none", nil, dir)
+	if err != nil {
+		return metrics.Overhead{}, fmt.Errorf("baseline run: %w", err)
+	}
+	b := metrics.OverheadOf(out.trace, nil)
+	b.Nodes = nil
+	return b, nil
+}
+
+// overheadRounds measures the overheads of res.Runs' strategies in rounds
+// of the no-HA baseline followed by every strategy failure-free, and sets
+// res.Baseline and each run's Overhead to the medians over the rounds.
+// Round r's directories are baseline-none-r and <strategy>-failure-free-r.
+func (l *launcher) overheadRounds(ctx context.Context, rounds int, res *metrics.Result) error {
+	bases := make([]metrics.Overhead, 0, rounds)
+	per := make([][]metrics.Overhead, len(res.Runs))
+	for r := 1; r <= rounds; r++ {
+		l.cfg.Log.Printf("overhead round %d of %d", r, rounds)
+		b, err := l.baseline(ctx, fmt.Sprintf("baseline-none-%d", r))
+		if err != nil {
+			return err
+		}
+		bases = append(bases, b)
+		for i, run := range res.Runs {
+			name := run.Strategy
+			dir := fmt.Sprintf("%s-failure-free-%d", name, r)
+			l.cfg.Log.Printf("%s: failure-free, round %d of %d", name, r, rounds)
+			ff, err := l.run(ctx, name, nil, dir)
+			if err != nil {
+				return fmt.Errorf("%s (failure-free, round %d): %w", name, r, err)
+			}
+			per[i] = append(per[i], metrics.OverheadOf(ff.trace, &b))
+		}
+	}
+	res.Baseline = metrics.MedianOverhead(bases)
+	for i := range res.Runs {
+		res.Runs[i].Overhead = metrics.MedianOverhead(per[i])
+	}
+	return nil
 }
 
 // clusterFigures are real-run figures beyond the common metrics: the

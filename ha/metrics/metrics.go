@@ -89,8 +89,21 @@ type Overhead struct {
 	// ProcessCPURatio is ProcessCPUMs over the baseline's (real runs).
 	ProcessCPURatio *float64 `json:"process_cpu_ratio,omitempty"`
 	PeakQueueRatio  *float64 `json:"peak_queue_ratio,omitempty"`
+	// Rounds is how many repeated measurements the figures are the medians
+	// of (MedianOverhead); 0 for one measurement.
+	Rounds int `json:"rounds,omitempty"`
+	// CPURatioRange and ProcessCPURatioRange are the smallest and largest
+	// of the rounds' ratios (Rounds > 1).
+	CPURatioRange        *Range `json:"cpu_ratio_range,omitempty"`
+	ProcessCPURatioRange *Range `json:"process_cpu_ratio_range,omitempty"`
 	// Nodes are per-host figures.
 	Nodes []NodeFigures `json:"nodes,omitempty"`
+}
+
+// Range is the smallest and the largest of repeated measurements.
+type Range struct {
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
 }
 
 // NodeFigures are one host's counters.
@@ -455,6 +468,120 @@ func OverheadOf(trace *ha.Trace, baseline *Overhead) Overhead {
 		o.PeakQueueRatio = ratio(float64(o.PeakQueue), float64(baseline.PeakQueue))
 	}
 	return o
+}
+
+// MedianOverhead combines repeated measurements of one configuration
+// (real runs, whose timing varies from run to run): every count and time is
+// the median over the rounds, every ratio the median of the rounds' own
+// ratios (each round against its own baseline, so a machine that is slower
+// for a while slows both sides of a ratio), and the CPU ratios keep their
+// range. Per-host figures are medians over the rounds that host took part
+// in, in the order hosts first appear. One round is returned as it is.
+func MedianOverhead(rounds []Overhead) Overhead {
+	if len(rounds) == 0 {
+		return Overhead{}
+	}
+	if len(rounds) == 1 {
+		return rounds[0]
+	}
+	med := func(f func(*Overhead) float64) float64 { return medianBy(rounds, f) }
+	medInt := func(f func(*Overhead) int64) int64 { return medianIntBy(rounds, f) }
+	o := Overhead{
+		Messages:        medInt(func(o *Overhead) int64 { return o.Messages }),
+		Bytes:           medInt(func(o *Overhead) int64 { return o.Bytes }),
+		CPUMs:           med(func(o *Overhead) float64 { return o.CPUMs }),
+		ProcessCPUMs:    med(func(o *Overhead) float64 { return o.ProcessCPUMs }),
+		PeakQueue:       medInt(func(o *Overhead) int64 { return o.PeakQueue }),
+		PeakQueueBytes:  medInt(func(o *Overhead) int64 { return o.PeakQueueBytes }),
+		CheckpointBytes: medInt(func(o *Overhead) int64 { return o.CheckpointBytes }),
+		LatencyP50Ms:    med(func(o *Overhead) float64 { return o.LatencyP50Ms }),
+		LatencyP99Ms:    med(func(o *Overhead) float64 { return o.LatencyP99Ms }),
+		Rounds:          len(rounds),
+	}
+	o.MessagesRatio, _ = medianRatio(rounds, func(o *Overhead) *float64 { return o.MessagesRatio })
+	o.BytesRatio, _ = medianRatio(rounds, func(o *Overhead) *float64 { return o.BytesRatio })
+	o.CPURatio, o.CPURatioRange = medianRatio(rounds, func(o *Overhead) *float64 { return o.CPURatio })
+	o.ProcessCPURatio, o.ProcessCPURatioRange = medianRatio(rounds, func(o *Overhead) *float64 { return o.ProcessCPURatio })
+	o.PeakQueueRatio, _ = medianRatio(rounds, func(o *Overhead) *float64 { return o.PeakQueueRatio })
+	o.Nodes = medianNodes(rounds)
+	return o
+}
+
+// medianRatio is the median and range of the rounds' non-nil ratios f
+// (nil when no round has one).
+func medianRatio(rounds []Overhead, f func(*Overhead) *float64) (*float64, *Range) {
+	var xs []float64
+	for i := range rounds {
+		if p := f(&rounds[i]); p != nil {
+			xs = append(xs, *p)
+		}
+	}
+	if len(xs) == 0 {
+		return nil, nil
+	}
+	m := math.Round(medianOf(xs)*1000) / 1000
+	return &m, &Range{Min: slices.Min(xs), Max: slices.Max(xs)}
+}
+
+// medianNodes is the per-host median of the rounds' node figures.
+func medianNodes(rounds []Overhead) []NodeFigures {
+	var (
+		order  []string
+		byHost = map[string][]NodeFigures{}
+	)
+	for _, r := range rounds {
+		for _, n := range r.Nodes {
+			if _, ok := byHost[n.Host]; !ok {
+				order = append(order, n.Host)
+			}
+			byHost[n.Host] = append(byHost[n.Host], n)
+		}
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	out := make([]NodeFigures, 0, len(order))
+	for _, h := range order {
+		ns := byHost[h]
+		med := func(f func(*NodeFigures) float64) float64 { return medianBy(ns, f) }
+		medInt := func(f func(*NodeFigures) int64) int64 { return medianIntBy(ns, f) }
+		out = append(out, NodeFigures{
+			Host: h, Role: ns[len(ns)-1].Role,
+			Messages:        medInt(func(n *NodeFigures) int64 { return n.Messages }),
+			Bytes:           medInt(func(n *NodeFigures) int64 { return n.Bytes }),
+			CPUMs:           med(func(n *NodeFigures) float64 { return n.CPUMs }),
+			ProcessCPUMs:    med(func(n *NodeFigures) float64 { return n.ProcessCPUMs }),
+			PeakQueue:       medInt(func(n *NodeFigures) int64 { return n.PeakQueue }),
+			PeakQueueBytes:  medInt(func(n *NodeFigures) int64 { return n.PeakQueueBytes }),
+			CheckpointBytes: medInt(func(n *NodeFigures) int64 { return n.CheckpointBytes }),
+		})
+	}
+	return out
+}
+
+// medianBy is the median of f over xs.
+func medianBy[T any](xs []T, f func(*T) float64) float64 {
+	vs := make([]float64, len(xs))
+	for i := range xs {
+		vs[i] = f(&xs[i])
+	}
+	return medianOf(vs)
+}
+
+// medianIntBy is the median of f over xs, rounded to an integer.
+func medianIntBy[T any](xs []T, f func(*T) int64) int64 {
+	return int64(math.Round(medianBy(xs, func(x *T) float64 { return float64(f(x)) })))
+}
+
+// medianOf is the median of xs (the mean of the middle two for an even
+// count); xs is reordered.
+func medianOf(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 func ratio(a, b float64) *float64 {

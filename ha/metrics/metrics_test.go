@@ -132,6 +132,77 @@ func TestOverheadRatios(t *testing.T) {
 	assert.Len(t, o.Nodes, 2)
 }
 
+// TestMedianOverhead: repeated real measurements are summarised by their
+// medians; each ratio is the median of the rounds' own ratios, with its
+// range, and rounds without a ratio do not count.
+func TestMedianOverhead(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	round := func(cpu, ratio float64, procRatio *float64, msgs int64, nodes ...metrics.NodeFigures) metrics.Overhead {
+		return metrics.Overhead{CPUMs: cpu, CPURatio: f(ratio), ProcessCPURatio: procRatio, Messages: msgs, Nodes: nodes}
+	}
+	node := func(host string, cpu float64) metrics.NodeFigures {
+		return metrics.NodeFigures{Host: host, Role: "primary", CPUMs: cpu}
+	}
+	tests := []struct {
+		name      string
+		rounds    []metrics.Overhead
+		cpu       float64
+		ratio     float64
+		rng       metrics.Range
+		procRatio *float64
+		msgs      int64
+		nodes     []metrics.NodeFigures
+	}{
+		{
+			name: "odd count: the middle round's figures, each field on its own",
+			rounds: []metrics.Overhead{
+				round(130, 1.3, f(1.2), 10, node("A", 30), node("B", 100)),
+				round(90, 0.9, nil, 30, node("A", 10), node("B", 80)),
+				round(200, 1.1, f(1.0), 20, node("A", 20), node("B", 180)),
+			},
+			cpu: 130, ratio: 1.1, rng: metrics.Range{Min: 0.9, Max: 1.3}, procRatio: f(1.1), msgs: 20,
+			nodes: []metrics.NodeFigures{node("A", 20), node("B", 100)},
+		},
+		{
+			name: "even count: the mean of the middle two; a host of one round only keeps its figure",
+			rounds: []metrics.Overhead{
+				round(100, 1.0, nil, 10, node("A", 10)),
+				round(300, 1.4, nil, 11, node("A", 30), node("A.1", 5)),
+			},
+			cpu: 200, ratio: 1.2, rng: metrics.Range{Min: 1.0, Max: 1.4}, msgs: 11,
+			nodes: []metrics.NodeFigures{node("A", 20), node("A.1", 5)},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := metrics.MedianOverhead(tc.rounds)
+			assert.Equal(t, len(tc.rounds), o.Rounds)
+			assert.InDelta(t, tc.cpu, o.CPUMs, 1e-9)
+			require.NotNil(t, o.CPURatio)
+			assert.InDelta(t, tc.ratio, *o.CPURatio, 1e-9)
+			require.NotNil(t, o.CPURatioRange)
+			assert.InDelta(t, tc.rng.Min, o.CPURatioRange.Min, 1e-9)
+			assert.InDelta(t, tc.rng.Max, o.CPURatioRange.Max, 1e-9)
+			if tc.procRatio == nil {
+				assert.Nil(t, o.ProcessCPURatio)
+				assert.Nil(t, o.ProcessCPURatioRange)
+			} else {
+				require.NotNil(t, o.ProcessCPURatio)
+				assert.InDelta(t, *tc.procRatio, *o.ProcessCPURatio, 1e-9)
+			}
+			assert.Equal(t, tc.msgs, o.Messages)
+			assert.Nil(t, o.MessagesRatio, "no round had a messages ratio")
+			require.Len(t, o.Nodes, len(tc.nodes))
+			for i, n := range tc.nodes {
+				assert.Equal(t, n.Host, o.Nodes[i].Host)
+				assert.InDelta(t, n.CPUMs, o.Nodes[i].CPUMs, 1e-9, n.Host)
+			}
+		})
+	}
+	one := round(50, 0.8, nil, 3)
+	assert.Equal(t, one, metrics.MedianOverhead([]metrics.Overhead{one}), "one round is kept as it is")
+}
+
 // TestClassifyInPlaceAgreesWithOutputs: classifying delivery logs in
 // place gives exactly the verdict, counts, labels and explanations of
 // classifying their text form, on randomly damaged logs (lost, repeated,
