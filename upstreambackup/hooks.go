@@ -136,7 +136,7 @@ func (h *hooks) tick() {
 		// Level 0 = level 1: the sink holds no state and feeds nobody.
 		for p := 0; p < n.Inputs(); p++ {
 			if s := n.InputSeq(p); s > h.sentL1[p] {
-				h.sendAck(p, s, 1)
+				h.sendAck(p, s, 1, 0)
 				h.sentL1[p] = s
 			}
 		}
@@ -171,10 +171,9 @@ func (h *hooks) ackInputs() {
 	n := h.n
 	hz, has := h.horizon()
 	for p := 0; p < n.Inputs(); p++ {
+		var l0 uint64 // the level-0 point to send, 0 = none
 		if s := n.InputSeq(p); s > h.sentL0[p] {
-			if h.sendAck(p, s, 0) {
-				h.sentL0[p] = s
-			}
+			l0 = s
 		}
 		var (
 			cut uint64
@@ -201,20 +200,26 @@ func (h *hooks) ackInputs() {
 			}
 		}
 		if rel < 0 {
+			if l0 > 0 && h.sendAck(p, l0, 0, 0) {
+				h.sentL0[p] = l0
+			}
 			continue
 		}
+		// One message carries both levels.
 		cut = h.pending[p][rel].cut
-		if h.sendAck(p, cut, 1) {
+		if h.sendAck(p, cut, 1, l0) {
 			h.sentL1[p] = cut
+			h.sentL0[p] = max(h.sentL0[p], l0)
 			h.pending[p] = h.pending[p][rel+1:]
 			h.in[p].drop(cut)
 		}
 	}
 }
 
-// sendAck sends a KindAck to the upstream of port p; false when that
-// upstream is known to be down.
-func (h *hooks) sendAck(p int, seq uint64, level uint8) bool {
+// sendAck sends a KindAck of the given level up to seq to the upstream of
+// port p, carrying the level-0 point l0 too when it is beyond seq; false
+// when that upstream is known to be down.
+func (h *hooks) sendAck(p int, seq uint64, level uint8, l0 uint64) bool {
 	n := h.n
 	to := n.Upstream(p)
 	if to == "" || n.Down(to) {
@@ -224,7 +229,10 @@ func (h *hooks) sendAck(p int, seq uint64, level uint8) bool {
 	if up := n.Frag() - 1; up >= 0 {
 		epoch = n.Route(up).Epoch
 	}
-	n.Send(to, &ha.Message{Kind: ha.KindAck, Stream: uint8(p), Seq: seq, Level: level, Body: encodeEpoch(epoch)})
+	if l0 <= seq {
+		l0 = 0
+	}
+	n.Send(to, &ha.Message{Kind: ha.KindAck, Stream: uint8(p), Seq: seq, Level: level, Body: encodeAck(epoch, l0)})
 	h.st.acks++
 	return true
 }
@@ -301,10 +309,11 @@ func (h *hooks) onAck(m *ha.Message) {
 	}
 	// The ack must be about our own numbering: the acknowledger's view of
 	// our epoch must be current, and it cannot acknowledge unsent tuples.
-	if ep, err := decodeEpoch(m.Body); err != nil || ep != n.Epoch() || m.Seq > n.OutputSeq() {
+	ep, l0, err := decodeAck(m.Body)
+	if err != nil || ep != n.Epoch() || max(m.Seq, l0) > n.OutputSeq() {
 		return
 	}
-	h.l0 = max(h.l0, m.Seq) // level 1 implies level 0
+	h.l0 = max(h.l0, m.Seq, l0) // level 1 implies level 0
 	if m.Level >= 1 && m.Seq > h.l1 {
 		h.l1 = m.Seq
 		h.st.level1Advances++

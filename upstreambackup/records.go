@@ -190,17 +190,32 @@ func decodeFloors(b []byte, n int) ([]floor, error) {
 	return out, nil
 }
 
-// encodeEpoch writes the ack body: the acknowledger's view of the
+// encodeAck writes the ack body: the acknowledger's view of the
 // upstream fragment's epoch, so a new primary ignores acks about its
 // predecessor's numbering.
-func encodeEpoch(e uint64) []byte { return binary.AppendUvarint(nil, e) }
-
-func decodeEpoch(b []byte) (uint64, error) {
-	v, k := binary.Uvarint(b)
-	if k <= 0 {
-		return 0, fmt.Errorf("%w: ack epoch: bad varint", ha.ErrMalformed)
+func encodeAck(epoch, l0 uint64) []byte {
+	b := binary.AppendUvarint(nil, epoch)
+	if l0 > 0 {
+		b = binary.AppendUvarint(b, l0)
 	}
-	return v, nil
+	return b
+}
+
+// decodeAck reads an ack's body: the epoch, then the level-0 point when
+// the ack carries one beyond its Seq (0 = none).
+func decodeAck(b []byte) (epoch, l0 uint64, err error) {
+	epoch, k := binary.Uvarint(b)
+	if k <= 0 {
+		return 0, 0, fmt.Errorf("%w: ack epoch: bad varint", ha.ErrMalformed)
+	}
+	if b = b[k:]; len(b) == 0 {
+		return epoch, 0, nil
+	}
+	l0, k = binary.Uvarint(b)
+	if k <= 0 || k != len(b) {
+		return 0, 0, fmt.Errorf("%w: ack level-0 point: bad varint", ha.ErrMalformed)
+	}
+	return epoch, l0, nil
 }
 
 // minFloor is the smallest of the given floors, ok only when all are.

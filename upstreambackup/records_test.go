@@ -100,11 +100,15 @@ func TestFloorCodec(t *testing.T) {
 	assert.ErrorIs(t, err, ha.ErrMalformed)
 	_, err = decodeFloors([]byte{1, 0x80}, 1)
 	assert.ErrorIs(t, err, ha.ErrMalformed)
-	e, err := decodeEpoch(encodeEpoch(42))
-	require.NoError(t, err)
-	assert.Equal(t, uint64(42), e)
-	_, err = decodeEpoch(nil)
-	assert.ErrorIs(t, err, ha.ErrMalformed)
+	for _, a := range [][2]uint64{{42, 0}, {0, 7}, {3, 1 << 40}} {
+		e, l0, err := decodeAck(encodeAck(a[0], a[1]))
+		require.NoError(t, err)
+		assert.Equal(t, a, [2]uint64{e, l0})
+	}
+	for _, bad := range [][]byte{nil, {0x80}, {1, 0x80}, {1, 2, 3}} {
+		_, _, err = decodeAck(bad)
+		assert.ErrorIs(t, err, ha.ErrMalformed, "% x", bad)
+	}
 	assert.Equal(t, floor{t: 3, ok: true}, minFloor([]floor{{t: 5, ok: true}, {t: 3, ok: true}}))
 	assert.Equal(t, floor{}, minFloor([]floor{{t: 5, ok: true}, {}}))
 	assert.Equal(t, floor{}, minFloor(nil))

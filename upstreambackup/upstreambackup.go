@@ -3,8 +3,9 @@
 //
 // Every node is the backup of its downstream neighbour: it keeps the tuples
 // it sends in its output queue until a level-1 acknowledgement says their
-// effects reached the next hop. A downstream node sends two kinds of
-// KindAck messages to each upstream every ack_interval:
+// effects reached the next hop. A downstream node acknowledges two levels
+// to each upstream every ack_interval, in one KindAck message when both
+// are due (Seq = the level-1 point, the level-0 point in the body):
 //
 //   - level 0 (Seq = the highest input seq received on that port): the
 //     tuples arrived;
