@@ -46,22 +46,28 @@ type benchFlags struct {
 
 // benchSize is how much work each figure of streamha bench does.
 type benchSize struct {
-	repeat      int // repetitions of every timed figure (the median is reported)
-	classify    int // outputs classified
-	codec       int // tuples encoded and decoded
-	runtimeN    int // tuples through the in-process runtime and the channel peer
-	strategyN   int // tuples per strategy in the in-process overhead runs
-	runWall     int // repetitions of the streamha run measurement
-	scaleTuples []int
-	scaleNodes  []int
-	scaleKeys   []int
-	keysTuples  int
+	repeat    int // repetitions of every timed figure (the median is reported)
+	classify  int // outputs classified
+	codec     int // tuples encoded and decoded
+	runtimeN  int // tuples through the in-process runtime and the channel peer
+	strategyN int // tuples per strategy in the in-process overhead runs
+	runWall   int // repetitions of the streamha run measurement
+	// clusterRounds and clusterRun: paired overhead rounds of the default
+	// experiment on real processes, and how long each run lasts.
+	clusterRounds int
+	clusterRun    time.Duration
+	scaleTuples   []int
+	scaleNodes    []int
+	scaleKeys     []int
+	keysTuples    int
 }
 
 var (
 	quickSize = benchSize{repeat: 3, classify: 200_000, codec: 200_000, runtimeN: 300_000, strategyN: 100_000, runWall: 3,
+		clusterRounds: 3, clusterRun: 4 * time.Second,
 		scaleTuples: []int{1e4, 1e5, 1e6}, scaleNodes: []int{3, 10, 30}, scaleKeys: []int{10, 1e3, 1e5}, keysTuples: 1e5}
 	fullSize = benchSize{repeat: 7, classify: 1_000_000, codec: 1_000_000, runtimeN: 2_000_000, strategyN: 400_000, runWall: 7,
+		clusterRounds: 5, clusterRun: 8 * time.Second,
 		scaleTuples: []int{1e4, 1e5, 1e6, 1e7}, scaleNodes: []int{3, 10, 30, 100}, scaleKeys: []int{10, 100, 1e3, 1e4, 1e5, 1e6}, keysTuples: 1e6}
 )
 
@@ -73,8 +79,10 @@ func newBenchCmd() *cobra.Command {
 		Long: "bench measures, in one invocation: simulator throughput (tuple-events/s), classifier throughput,\n" +
 			"codec cost per tuple, the in-process runtime against a hand-written channel pipeline running the same\n" +
 			"operators, cluster throughput on loopback (when cluster mode is built), each strategy's overhead\n" +
-			"against the no-HA run, and the wall time of `streamha run`. Every timed figure is repeated and the\n" +
-			"median is printed with the spread (max/min) so noise is visible. --scaling also measures how the\n" +
+			"against the no-HA run, the wall time of `streamha run`, and upstream backup's and active standby's\n" +
+			"CPU against no HA on real processes (medians of 5 paired rounds, 3 with --quick: about 3 minutes).\n" +
+			"Every timed figure is repeated and the median is printed with the spread (max/min) so noise is\n" +
+			"visible. --scaling also measures how the\n" +
 			"simulator's time and memory grow with tuples, nodes and keys and writes PNG plots (see docs/benchmarks.md).",
 		Example: "  streamha bench --quick\n  streamha bench\n  streamha bench --quick --scaling --img docs/img",
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -111,7 +119,7 @@ func runBench(ctx context.Context, out, errw io.Writer, f benchFlags) error {
 		rows = append(rows, r)
 		fmt.Fprintf(errw, "bench: %s: %s\n", r.what, r.measured)
 	}
-	steps := []func(benchSize, func(row)) error{benchSim, benchClassify, benchCodec, benchRuntime, benchCluster, benchRunWall, benchStrategies}
+	steps := []func(benchSize, func(row)) error{benchSim, benchClassify, benchCodec, benchRuntime, benchCluster, benchRunWall, benchStrategies, benchClusterOverhead}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -496,6 +504,27 @@ func benchCluster(size benchSize, add func(row)) error {
 		rates = append(rates, r)
 	}
 	add(row{"cluster throughput on loopback", human(median(rates)) + "tuples/s", "", spread(rates)})
+	return nil
+}
+
+// benchClusterOverhead measures the cluster-mode CPU targets: upstream
+// backup's and active standby's loop and process CPU against no HA, as
+// medians of paired rounds of the default experiment.
+func benchClusterOverhead(size benchSize, add func(row)) error {
+	targets := map[string]string{"upstream-backup": "≤ 1.1×", "active-standby": "≤ 2.1×"}
+	r, err := clusterOverhead(context.Background(), size.clusterRun, size.clusterRounds, []string{"upstream-backup", "active-standby"})
+	if err != nil {
+		return err
+	}
+	for _, run := range r.Runs {
+		o := run.Overhead
+		if o.CPURatio == nil || o.ProcessCPURatio == nil || o.CPURatioRange == nil {
+			return fmt.Errorf("cluster overhead: %s: no ratio to the baseline", run.Strategy)
+		}
+		add(row{fmt.Sprintf("cluster CPU vs no HA: %s (default experiment, %s; loop, process)", run.Strategy, size.clusterRun),
+			fmt.Sprintf("%.2f×, %.2f×", *o.CPURatio, *o.ProcessCPURatio), targets[run.Strategy],
+			fmt.Sprintf("loop %.2f–%.2f over %d paired rounds", o.CPURatioRange.Min, o.CPURatioRange.Max, o.Rounds)})
+	}
 	return nil
 }
 

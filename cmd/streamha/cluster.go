@@ -19,6 +19,7 @@ import (
 
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/cluster"
+	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 )
@@ -307,12 +308,9 @@ func writeClusterDir(dir string, cmp *cluster.Comparison) error {
 // second the first fragment processed, and fails when the run fell behind
 // (windows missing at the end).
 func clusterThroughput(ctx context.Context, n int) (float64, error) {
-	exe, err := os.Executable()
+	exe, err := nodeExe("cluster throughput")
 	if err != nil {
 		return 0, err
-	}
-	if strings.HasSuffix(exe, ".test") {
-		return 0, fmt.Errorf("cluster throughput needs the streamha binary, not a test binary")
 	}
 	e := sim.Default()
 	zero := 0
@@ -339,4 +337,45 @@ func clusterThroughput(ctx context.Context, n int) (float64, error) {
 	}
 	r, _ := run.Extra["first_fragment_tuples_per_s"].(float64)
 	return r, nil
+}
+
+// nodeExe is this executable, which the bench's cluster measurements
+// launch as `streamha node`; what names the measurement for the error.
+func nodeExe(what string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if strings.HasSuffix(exe, ".test") {
+		return "", fmt.Errorf("%s needs the streamha binary, not a test binary", what)
+	}
+	return exe, nil
+}
+
+// clusterOverhead runs the default experiment, shortened to d, on real
+// processes for the named strategies with the overhead measured in rounds
+// paired with the no-HA baseline (cluster --overhead-rounds).
+func clusterOverhead(ctx context.Context, d time.Duration, rounds int, names []string) (*metrics.Result, error) {
+	exe, err := nodeExe("cluster overhead")
+	if err != nil {
+		return nil, err
+	}
+	e := sim.Default()
+	e.Name = "bench-overhead"
+	if err := scaleDuration(e, d); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "streamha-bench-overhead-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	cmp, err := cluster.Launch(ctx, cluster.LaunchConfig{
+		Experiment: e, Strategies: names, Exe: exe, Args: []string{"node"}, Out: dir,
+		Baseline: true, FailureFreeOverhead: true, OverheadRounds: rounds,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cmp.Result, nil
 }
