@@ -172,8 +172,8 @@ func (b *inbox) close() {
 	b.mu.Unlock()
 }
 
-// clusterEnv is the real ha.Env of one node. Every method except the
-// timer callbacks runs on the node loop goroutine.
+// clusterEnv is the real ha.Env of one node. Every method runs on the
+// node loop goroutine; the loop fires the timers it arms.
 type clusterEnv struct {
 	r      *runner
 	rng    *rand.Rand
@@ -183,9 +183,7 @@ type clusterEnv struct {
 	enc    *json.Encoder
 	tErr   error
 
-	tmu    sync.Mutex
-	timers map[*time.Timer]struct{}
-	tdone  bool
+	timers timerQueue
 
 	tuplesOut atomic.Int64
 	closer    io.Closer
@@ -229,31 +227,12 @@ func (e *clusterEnv) Trace(ev ha.Event) {
 	}
 }
 
+// SetTimer arms a timer the node loop fires (timerQueue).
 func (e *clusterEnv) SetTimer(d time.Duration, name string) {
-	e.tmu.Lock()
-	defer e.tmu.Unlock()
-	if e.tdone {
-		return
-	}
-	var t *time.Timer
-	t = time.AfterFunc(max(d, 0), func() {
-		e.tmu.Lock()
-		delete(e.timers, t)
-		e.tmu.Unlock()
-		e.r.in.push(ha.Input{Kind: ha.InputTimer, Name: name})
-	})
-	e.timers[t] = struct{}{}
+	e.timers.arm(e.Now()+max(d, 0), name)
 }
 
-func (e *clusterEnv) stopTimers() {
-	e.tmu.Lock()
-	defer e.tmu.Unlock()
-	e.tdone = true
-	for t := range e.timers {
-		t.Stop()
-	}
-	e.timers = nil
-}
+func (e *clusterEnv) stopTimers() { e.timers.stop() }
 
 // runner is one running node process.
 type runner struct {
@@ -438,7 +417,6 @@ func newRunner(o NodeOptions) (*runner, error) {
 	}
 	r.env = &clusterEnv{
 		r: r, rng: sim.Seeded(e.Seed, "node", o.Host), base: base, offset: base.Sub(start),
-		timers: map[*time.Timer]struct{}{},
 	}
 	r.env.trace = bufio.NewWriterSize(f, 256<<10)
 	r.env.enc = json.NewEncoder(r.env.trace)
@@ -643,9 +621,31 @@ func (r *runner) run(ctx context.Context) error {
 	defer endTimer.Stop()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	wake := time.NewTimer(time.Hour)
+	defer wake.Stop()
+	wakeAt := time.Duration(-1) // the env time wake is set for, -1 = none
 	var buf []ha.Input
 	for {
+		r.fireTimers()
+		var wakeC <-chan time.Time
+		now := r.env.Now()
+		if d, ok := r.env.timers.next(now); ok {
+			switch {
+			case d <= 0:
+				wakeC = alreadyDue
+			case now+d != wakeAt:
+				wake.Reset(d)
+				wakeAt = now + d
+				fallthrough
+			default:
+				wakeC = wake.C
+			}
+		}
 		select {
+		case <-wakeC:
+			if wakeC != alreadyDue {
+				wakeAt = -1
+			}
 		case <-ctx.Done():
 			r.freeze()
 			return nil
@@ -672,6 +672,26 @@ func (r *runner) run(ctx context.Context) error {
 				r.handle(func() { r.node.Handle(it) })
 			}
 		}
+	}
+}
+
+// alreadyDue is a closed channel: the loop selects on it when a timer is
+// due already, so waiting inputs and due timers take turns.
+var alreadyDue = func() chan time.Time {
+	c := make(chan time.Time)
+	close(c)
+	return c
+}()
+
+// fireTimers runs the timers due now that were armed before it started.
+func (r *runner) fireTimers() {
+	now, mark := r.env.Now(), r.env.timers.mark()
+	for {
+		name, ok := r.env.timers.due(now, mark)
+		if !ok {
+			return
+		}
+		r.handle(func() { r.node.Handle(ha.Input{Kind: ha.InputTimer, Name: name}) })
 	}
 }
 
