@@ -97,8 +97,8 @@ func ReadyFile(dir, host string) string { return filepath.Join(dir, host+".ready
 // TraceFileOf is the path of host's trace in dir.
 func TraceFileOf(dir, host string) string { return filepath.Join(dir, host+".trace.jsonl") }
 
-// inbox is the node loop's queue: unbounded for timers and membership
-// events (their producers must never block), bounded for data messages
+// inbox is the node loop's queue: unbounded for membership events
+// (their producers must never block), bounded for data messages
 // (readers wait, which pushes back on the sending peer through TCP).
 type inbox struct {
 	mu      sync.Mutex
