@@ -82,8 +82,8 @@ func newBenchCmd() *cobra.Command {
 			"against the no-HA run, the wall time of `streamha run`, and upstream backup's and active standby's\n" +
 			"CPU against no HA on real processes (medians of 5 paired rounds, 3 with --quick: about 3 minutes).\n" +
 			"Every timed figure is repeated and the median is printed with the spread (max/min) so noise is\n" +
-			"visible. --scaling also measures how the\n" +
-			"simulator's time and memory grow with tuples, nodes and keys and writes PNG plots (see docs/benchmarks.md).",
+			"visible. --scaling also measures how the simulator's time and memory grow with tuples, nodes and\n" +
+			"keys and writes PNG plots (see docs/benchmarks.md).",
 		Example: "  streamha bench --quick\n  streamha bench\n  streamha bench --quick --scaling --img docs/img",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
