@@ -1,6 +1,10 @@
 package cluster
 
 import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -74,4 +78,27 @@ func TestTimerQueue(t *testing.T) {
 	assert.False(t, ok, "stopped: nothing armed")
 	_, ok = q.due(time.Hour, q.mark())
 	assert.False(t, ok)
+}
+
+// TestTimerHeapOrder: the typed heap pops any arming sequence in due-time
+// order, ties in arming order, as a stable sort would.
+func TestTimerHeapOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 50 {
+		var q timerQueue
+		var want []pendingTimer
+		for i := range rng.IntN(300) {
+			p := pendingTimer{at: time.Duration(rng.IntN(20)), seq: uint64(i + 1), name: fmt.Sprint(i)}
+			q.arm(p.at, p.name)
+			want = append(want, p)
+		}
+		slices.SortStableFunc(want, func(a, b pendingTimer) int { return cmp.Compare(a.at, b.at) })
+		for i, w := range want {
+			name, ok := q.due(time.Hour, q.mark())
+			require.True(t, ok, "round %d: timer %d", round, i)
+			require.Equal(t, w.name, name, "round %d: timer %d", round, i)
+		}
+		_, ok := q.next(0)
+		assert.False(t, ok)
+	}
 }
