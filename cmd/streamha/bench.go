@@ -156,15 +156,6 @@ func timed(n int, f func() error) ([]time.Duration, error) {
 	return ds, nil
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func spread(xs []float64) string {
 	lo, hi := slices.Min(xs), slices.Max(xs)
 	if lo <= 0 {
@@ -242,7 +233,7 @@ func benchSim(size benchSize, add func(row)) error {
 	for i, d := range ds {
 		rates[i] = float64(events*simRunsPerSample) / d.Seconds()
 	}
-	add(row{"simulator, default experiment, no HA", human(median(rates)) + "tuple-events/s", "≥ 5 M/s per core", spread(rates)})
+	add(row{"simulator, default experiment, no HA", human(hametrics.Median(rates)) + "tuple-events/s", "≥ 5 M/s per core", spread(rates)})
 	return nil
 }
 
@@ -310,7 +301,7 @@ func timeClassifier(size benchSize, add func(row), what, target string, n int, c
 	for i, d := range ds {
 		rates[i] = float64(n) / d.Seconds()
 	}
-	add(row{what, human(median(rates)) + "outputs/s", target, spread(rates)})
+	add(row{what, human(hametrics.Median(rates)) + "outputs/s", target, spread(rates)})
 	return nil
 }
 
@@ -376,8 +367,8 @@ func benchCodec(size benchSize, add func(row)) error {
 		return out
 	}
 	s, b := ns(single, size.codec), ns(batched, batches*64)
-	add(row{"codec, one tuple encode+decode (reused Encoder/Decoder)", fmt.Sprintf("%.0f ns/tuple, %d bytes/tuple", median(s), size1), "≤ 120 ns", spread(s)})
-	add(row{"codec, per tuple in a 64-tuple data message", fmt.Sprintf("%.0f ns/tuple, %.1f bytes/tuple", median(b), float64(msgSize)/64), "", spread(b)})
+	add(row{"codec, one tuple encode+decode (reused Encoder/Decoder)", fmt.Sprintf("%.0f ns/tuple, %d bytes/tuple", hametrics.Median(s), size1), "≤ 120 ns", spread(s)})
+	add(row{"codec, per tuple in a 64-tuple data message", fmt.Sprintf("%.0f ns/tuple, %.1f bytes/tuple", hametrics.Median(b), float64(msgSize)/64), "", spread(b)})
 	return nil
 }
 
@@ -487,10 +478,10 @@ func benchRuntime(size benchSize, add func(row)) error {
 	for i := range rt {
 		ratios[i] = peerB[i] / rt[i]
 	}
-	add(row{fmt.Sprintf("in-process runtime, default query, %s tuples", human(float64(emitted))), human(median(rt)) + "tuples/s", "", spread(rt)})
-	add(row{"channel pipeline peer, batches of 1000", human(median(peerB)) + "tuples/s", "", spread(peerB)})
-	add(row{"channel pipeline peer, one tuple per send", human(median(peer1)) + "tuples/s", "", spread(peer1)})
-	add(row{"runtime cost vs batched peer (time ratio)", fmt.Sprintf("%.2f×", median(ratios)), "≤ 2×", spread(ratios)})
+	add(row{fmt.Sprintf("in-process runtime, default query, %s tuples", human(float64(emitted))), human(hametrics.Median(rt)) + "tuples/s", "", spread(rt)})
+	add(row{"channel pipeline peer, batches of 1000", human(hametrics.Median(peerB)) + "tuples/s", "", spread(peerB)})
+	add(row{"channel pipeline peer, one tuple per send", human(hametrics.Median(peer1)) + "tuples/s", "", spread(peer1)})
+	add(row{"runtime cost vs batched peer (time ratio)", fmt.Sprintf("%.2f×", hametrics.Median(ratios)), "≤ 2×", spread(ratios)})
 	return nil
 }
 
@@ -503,7 +494,7 @@ func benchCluster(size benchSize, add func(row)) error {
 		}
 		rates = append(rates, r)
 	}
-	add(row{"cluster throughput on loopback", human(median(rates)) + "tuples/s", "", spread(rates)})
+	add(row{"cluster throughput on loopback", human(hametrics.Median(rates)) + "tuples/s", "", spread(rates)})
 	return nil
 }
 
@@ -555,7 +546,7 @@ func benchRunWall(size benchSize, add func(row)) error {
 		return err
 	}
 	s := secs(ds)
-	add(row{"streamha run (all strategies, defaults, report written)", fmt.Sprintf("%.2f s", median(s)), "< 1 s", spread(s)})
+	add(row{"streamha run (all strategies, defaults, report written)", fmt.Sprintf("%.2f s", hametrics.Median(s)), "< 1 s", spread(s)})
 	return nil
 }
 
@@ -615,7 +606,7 @@ func benchStrategies(size benchSize, add func(row)) error {
 		}
 		add(row{"overhead vs no HA: " + name,
 			fmt.Sprintf("simulated: messages %s×, bytes %s×, CPU %s×; wall: simulator %.2f×, in-process runtime %.2f×",
-				ratio(ov.MessagesRatio), ratio(ov.BytesRatio), ratio(ov.CPURatio), median(simRatio), median(rtRatio)),
+				ratio(ov.MessagesRatio), ratio(ov.BytesRatio), ratio(ov.CPURatio), hametrics.Median(simRatio), hametrics.Median(rtRatio)),
 			"", "sim " + spread(simRatio) + ", runtime " + spread(rtRatio)})
 	}
 	return nil

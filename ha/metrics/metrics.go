@@ -519,7 +519,7 @@ func medianRatio(rounds []Overhead, f func(*Overhead) *float64) (*float64, *Rang
 	if len(xs) == 0 {
 		return nil, nil
 	}
-	m := math.Round(medianOf(xs)*1000) / 1000
+	m := math.Round(Median(xs)*1000) / 1000
 	return &m, &Range{Min: slices.Min(xs), Max: slices.Max(xs)}
 }
 
@@ -565,7 +565,7 @@ func medianBy[T any](xs []T, f func(*T) float64) float64 {
 	for i := range xs {
 		vs[i] = f(&xs[i])
 	}
-	return medianOf(vs)
+	return Median(vs)
 }
 
 // medianIntBy is the median of f over xs, rounded to an integer.
@@ -573,15 +573,19 @@ func medianIntBy[T any](xs []T, f func(*T) int64) int64 {
 	return int64(math.Round(medianBy(xs, func(x *T) float64 { return float64(f(x)) })))
 }
 
-// medianOf is the median of xs (the mean of the middle two for an even
-// count); xs is reordered.
-func medianOf(xs []float64) float64 {
-	slices.Sort(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
+// Median is the median of xs (the mean of the middle two for an even
+// count; 0 for none); xs is left as it is.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
 	}
-	return (xs[n/2-1] + xs[n/2]) / 2
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func ratio(a, b float64) *float64 {
