@@ -192,7 +192,8 @@ func decodeFloors(b []byte, n int) ([]floor, error) {
 
 // encodeAck writes the ack body: the acknowledger's view of the
 // upstream fragment's epoch, so a new primary ignores acks about its
-// predecessor's numbering.
+// predecessor's numbering, then the level-0 point l0 when there is one
+// (0 = none).
 func encodeAck(epoch, l0 uint64) []byte {
 	b := binary.AppendUvarint(nil, epoch)
 	if l0 > 0 {
