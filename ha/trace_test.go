@@ -2,6 +2,7 @@ package ha_test
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -109,4 +110,38 @@ func TestNilTraceIsEmpty(t *testing.T) {
 	assert.Zero(t, tr.Deliveries().Len())
 	assert.Nil(t, tr.Deliveries().Last())
 	assert.Empty(t, tr.Slice())
+}
+
+// TestLatencyTraceKeepsLatenciesOnly: a latencies-only trace gives the
+// same latencies, in order, as a full trace of the same events, keeps every
+// other event, and holds no delivery.
+func TestLatencyTraceKeepsLatenciesOnly(t *testing.T) {
+	evs := mixedEvents(10_000)
+	for i, e := range evs {
+		if e.Tuple != nil {
+			e.Tuple.Emit = int64(e.T) - int64(i%13)*1000
+		}
+	}
+	full, lat := ha.NewTrace(evs...), ha.NewLatencyTrace()
+	for _, e := range evs {
+		lat.Add(e)
+	}
+	want := full.Latencies()
+	require.Len(t, want, full.Deliveries().Len())
+	assert.Equal(t, want, lat.Latencies())
+	assert.Equal(t, full.Events(), lat.Events())
+	assert.Zero(t, lat.Deliveries().Len())
+	assert.Equal(t, len(full.Events()), lat.Len(), "Len counts what All yields")
+	n := 0
+	for e := range lat.All() {
+		assert.NotEqual(t, ha.EvDeliver, e.Kind)
+		n++
+	}
+	assert.Equal(t, lat.Len(), n)
+
+	// Latencies is a copy: sorting it leaves the trace's order alone.
+	got := lat.Latencies()
+	slices.Sort(got)
+	require.NotEqual(t, want, got)
+	assert.Equal(t, want, lat.Latencies())
 }

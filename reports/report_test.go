@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -353,4 +354,41 @@ func TestRoundsNote(t *testing.T) {
 	require.NoError(t, Table(&b, r))
 	assert.Contains(t, b.String(), "medians of 5 failure-free rounds")
 	assert.Contains(t, b.String(), "upstream-backup cpu× 0.91–1.18, proc cpu× 0.90–1.10")
+}
+
+// TestRunDirAsItGoes: a run directory written strategy by strategy while
+// the comparison runs (sim.CompareOptions.Faulty, as `streamha run` does)
+// holds exactly the files WriteRunDir writes from a finished comparison.
+func TestRunDirAsItGoes(t *testing.T) {
+	whole := compareRun(t)
+	AddModelsFromConfig(whole.Result)
+	a := t.TempDir()
+	require.NoError(t, WriteRunDir(a, whole.Result, whole.Reference, traces(whole)))
+
+	e, err := sim.Parse([]byte(testExperiment), "test")
+	require.NoError(t, err)
+	b := t.TempDir()
+	rd, err := NewRunDir(b)
+	require.NoError(t, err)
+	cmp, err := sim.CompareWith(e, []string{"amnesia", "sweeptest"}, sim.CompareOptions{Faulty: rd.AddRun})
+	require.NoError(t, err)
+	AddModelsFromConfig(cmp.Result)
+	require.NoError(t, rd.Finish(cmp.Result, cmp.Reference))
+
+	files := func(dir string) map[string]string {
+		out := map[string]string{}
+		ents, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, f := range ents {
+			out[f.Name()] = readFile(t, filepath.Join(dir, f.Name()))
+		}
+		return out
+	}
+	fa, fb := files(a), files(b)
+	require.Contains(t, fa, "trace-sweeptest.jsonl")
+	require.Contains(t, fa, "outputs-amnesia.png")
+	assert.Equal(t, slices.Sorted(maps.Keys(fa)), slices.Sorted(maps.Keys(fb)))
+	for name, content := range fa {
+		assert.True(t, content == fb[name], "%s differs", name)
+	}
 }

@@ -133,22 +133,64 @@ func modelTable(runs []metrics.Run) *table {
 // one trace per strategy (traces parallel to r.Runs) — and its report: the
 // counterpart of LoadRunDir, for simulated and cluster runs alike.
 func WriteRunDir(dir string, r *metrics.Result, reference *ha.Trace, traces []*ha.Trace) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create output directory: %w", err)
+	if len(traces) != len(r.Runs) {
+		return fmt.Errorf("run directory: %d traces for %d runs", len(traces), len(r.Runs))
 	}
-	if err := WriteJSON(filepath.Join(dir, ResultFile), r); err != nil {
-		return err
-	}
-	if err := WriteTrace(filepath.Join(dir, ReferenceFile), reference); err != nil {
+	d, err := NewRunDir(dir)
+	if err != nil {
 		return err
 	}
 	for i, run := range r.Runs {
-		if err := WriteTrace(TraceFile(dir, run.Strategy), traces[i]); err != nil {
+		if err := d.AddRun(reference, traces[i], run.Strategy, run.Recovery); err != nil {
 			return err
 		}
 	}
-	_, err := WriteRunReport(dir, r, reference, traces)
-	return err
+	return d.Finish(r, reference)
+}
+
+// RunDir writes a run directory as a comparison goes (sim.CompareOptions'
+// Faulty): each strategy's trace and figures as soon as its faulty run is
+// classified (AddRun), result.json, the reference trace and the report at
+// the end (Finish). It keeps the figures between runs, never a trace, so
+// a long experiment under many strategies holds one faulty trace at a time.
+// The files are the ones WriteRunDir writes.
+type RunDir struct {
+	dir  string
+	figs []Figure
+}
+
+// NewRunDir creates the directory.
+func NewRunDir(dir string) (*RunDir, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory: %w", err)
+	}
+	return &RunDir{dir: dir}, nil
+}
+
+// AddRun writes strategy name's faulty trace and draws its figures
+// against the reference run.
+func (d *RunDir) AddRun(reference, faulty *ha.Trace, name string, rec metrics.Recovery) error {
+	if err := WriteTrace(TraceFile(d.dir, name), faulty); err != nil {
+		return err
+	}
+	figs, err := RunFigures(reference, []string{name}, []*ha.Trace{faulty}, []metrics.Recovery{rec})
+	if err != nil {
+		return err
+	}
+	d.figs = append(d.figs, figs...)
+	return nil
+}
+
+// Finish writes result.json, the reference trace and the report of the
+// runs added, which must be r.Runs in order.
+func (d *RunDir) Finish(r *metrics.Result, reference *ha.Trace) error {
+	if err := WriteJSON(filepath.Join(d.dir, ResultFile), r); err != nil {
+		return err
+	}
+	if err := WriteTrace(filepath.Join(d.dir, ReferenceFile), reference); err != nil {
+		return err
+	}
+	return writeRunDoc(d.dir, r, d.figs)
 }
 
 // WriteRunReport writes the report of one `streamha run` into dir:
@@ -169,6 +211,11 @@ func WriteRunReport(dir string, r *metrics.Result, reference *ha.Trace, traces [
 	if err != nil {
 		return nil, err
 	}
+	return figs, writeRunDoc(dir, r, figs)
+}
+
+// writeRunDoc writes the report documents and figures of a run.
+func writeRunDoc(dir string, r *metrics.Result, figs []Figure) error {
 	d := &document{title: fmt.Sprintf("streamha run: %s, seed %d", r.Experiment, r.Seed)}
 	intro := fmt.Sprintf("Mode %s · query class %s · seed %d.", r.Mode, r.QueryClass, r.Seed)
 	if len(r.Faults) > 0 {
@@ -213,10 +260,7 @@ func WriteRunReport(dir string, r *metrics.Result, reference *ha.Trace, traces [
 		d.code("yaml", r.Config)
 	}
 	extra := map[string]any{"experiment": r.Experiment, "seed": r.Seed, "command": r.Command, "faults": r.Faults, "model": modelTable(r.Runs).records()}
-	if err := writeDoc(dir, d, t, figs, extra); err != nil {
-		return nil, err
-	}
-	return figs, nil
+	return writeDoc(dir, d, t, figs, extra)
 }
 
 // RoundsNote says, when the overheads are medians of repeated rounds

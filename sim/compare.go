@@ -21,7 +21,7 @@ type Reporter interface {
 // StrategyRun is one strategy's simulated runs.
 type StrategyRun struct {
 	Run metrics.Run
-	// Trace is the faulty run's trace.
+	// Trace is the faulty run's trace (nil when CompareOptions.Faulty took it).
 	Trace *ha.Trace
 	// Events is the number of simulator events processed (both runs).
 	Events int64
@@ -59,15 +59,34 @@ func (e *Experiment) Reference() (Config, *Outcome, error) {
 // with millions of tuples a run or a classification takes seconds.
 type Progress func(stage string)
 
+// CompareOptions are the optional parts of a comparison.
+type CompareOptions struct {
+	// Progress, when set, is told each stage as it starts.
+	Progress Progress
+	// Faulty, when set, is handed each strategy's faulty trace and recovery
+	// as soon as the run is classified, before the strategy's failure-free
+	// run, together with the reference trace; the comparison then keeps no
+	// faulty trace (StrategyRun.Trace is nil). A caller that writes traces
+	// and figures as they come holds one faulty trace at a time, however
+	// many strategies run.
+	Faulty func(reference, faulty *ha.Trace, name string, rec metrics.Recovery) error
+}
+
 // Compare runs the experiment under each named strategy (with the faults,
 // and once more without them for overhead) plus the failure-free no-HA
 // reference run, and computes every metric.
 func Compare(e *Experiment, names []string) (*Comparison, error) {
-	return CompareProgress(e, names, nil)
+	return CompareWith(e, names, CompareOptions{})
 }
 
 // CompareProgress is Compare, telling progress (when not nil) each stage.
 func CompareProgress(e *Experiment, names []string, progress Progress) (*Comparison, error) {
+	return CompareWith(e, names, CompareOptions{Progress: progress})
+}
+
+// CompareWith is Compare with options.
+func CompareWith(e *Experiment, names []string, opts CompareOptions) (*Comparison, error) {
+	progress := opts.Progress
 	if progress == nil {
 		progress = func(string) {}
 	}
@@ -84,8 +103,14 @@ func CompareProgress(e *Experiment, names []string, progress Progress) (*Compari
 		Faults: e.FaultDescriptions(), Config: string(cfgText), Baseline: base,
 	}
 	cmp := &Comparison{Result: res, Reference: ref.Trace}
+	var faulty func(*ha.Trace, string, metrics.Recovery) error
+	if opts.Faulty != nil {
+		faulty = func(t *ha.Trace, name string, rec metrics.Recovery) error {
+			return opts.Faulty(ref.Trace, t, name, rec)
+		}
+	}
 	for _, name := range names {
-		sr, err := e.runStrategy(name, ref.Trace, &base, progress)
+		sr, err := e.runStrategy(name, ref.Trace, &base, progress, faulty)
 		if err != nil {
 			return nil, err
 		}
@@ -97,10 +122,17 @@ func CompareProgress(e *Experiment, names []string, progress Progress) (*Compari
 
 // RunStrategy runs one strategy with and without faults and computes its figures.
 func (e *Experiment) RunStrategy(name string, reference *ha.Trace, base *metrics.Overhead) (*StrategyRun, error) {
-	return e.runStrategy(name, reference, base, func(string) {})
+	return e.runStrategy(name, reference, base, func(string) {}, nil)
 }
 
-func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics.Overhead, progress Progress) (*StrategyRun, error) {
+// runStrategy runs one strategy with the faults, classifies the run, hands
+// its trace to faulty (when set; the StrategyRun then has no trace), and
+// runs it failure-free for its overhead. The faulty trace and the
+// classifier's working set are released before the failure-free run, whose
+// trace keeps only the latencies, so at most two full traces (the
+// reference and one faulty run) are held at a time.
+func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics.Overhead, progress Progress,
+	faulty func(*ha.Trace, string, metrics.Recovery) error) (*StrategyRun, error) {
 	info, err := strategies.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -125,7 +157,7 @@ func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics
 		return nil, err
 	}
 	progress(name + ": run with the faults")
-	faulty, err := Run(cfg)
+	fo, err := Run(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -133,11 +165,16 @@ func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics
 	if r, ok := st.(Reporter); ok {
 		extra = r.Report()
 	}
-	// Classify before the failure-free run so that its trace and the
-	// classifier's working set are never held at the same time.
 	progress(fmt.Sprintf("%s: classifying %d outputs against %d expected", name,
-		faulty.Trace.Deliveries().Len(), reference.Deliveries().Len()))
-	rec := metrics.RecoveryOf(reference, faulty.Trace)
+		fo.Trace.Deliveries().Len(), reference.Deliveries().Len()))
+	rec := metrics.RecoveryOf(reference, fo.Trace)
+	trace, events := fo.Trace, fo.Events
+	if faulty != nil {
+		if err := faulty(trace, name, rec); err != nil {
+			return nil, err
+		}
+		trace = nil
+	}
 	st2, err := build()
 	if err != nil {
 		return nil, err
@@ -146,6 +183,7 @@ func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics
 	if err != nil {
 		return nil, err
 	}
+	ffCfg.LatenciesOnly = true
 	progress(name + ": failure-free run (overhead)")
 	ff, err := Run(ffCfg)
 	if err != nil {
@@ -157,7 +195,7 @@ func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics
 		Overhead: metrics.OverheadOf(ff.Trace, base),
 		Extra:    extra,
 	}
-	return &StrategyRun{Run: run, Trace: faulty.Trace, Events: faulty.Events + ff.Events}, nil
+	return &StrategyRun{Run: run, Trace: trace, Events: events + ff.Events}, nil
 }
 
 // FaultDescriptions describes the fault schedule in words.

@@ -96,6 +96,10 @@ type Config struct {
 	NoFencing bool
 	// TraceEmits traces every tuple every host emits.
 	TraceEmits bool
+	// LatenciesOnly keeps of each sink delivery only its latency
+	// (ha.NewLatencyTrace): the failure-free run a strategy's overhead is
+	// measured from reads nothing else of its output.
+	LatenciesOnly bool
 	// End is when the simulation stops.
 	End time.Duration
 	// MaxEvents stops the run after this many events (0 = no limit), so a
@@ -318,6 +322,9 @@ func New(cfg Config) (*Sim, error) {
 		return nil, fmt.Errorf("sim: end time must be positive")
 	}
 	s := &Sim{cfg: cfg, hosts: map[string]*host{}}
+	if cfg.LatenciesOnly {
+		s.trace = *ha.NewLatencyTrace()
+	}
 	for _, name := range cfg.Topology.Hosts() {
 		h := &host{name: name, rng: Seeded(cfg.Seed, "node", name), declared: map[string]bool{}, idx: len(s.order)}
 		s.hosts[name] = h

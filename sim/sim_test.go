@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 )
@@ -223,4 +224,43 @@ func Example() {
 	r := cmp.Result.Runs[0].Recovery
 	fmt.Println(r.Type, r.Missing, r.Wrong > 0)
 	// Output: gap 0 true
+}
+
+// TestCompareWithHandsOverEachTrace: with a Faulty callback, each
+// strategy's faulty trace is handed over once, in order, with its recovery
+// and the reference; the comparison then keeps none, and its result is
+// exactly Compare's.
+func TestCompareWithHandsOverEachTrace(t *testing.T) {
+	e := sim.Default()
+	names := []string{"amnesia", "none"}
+	plain, err := sim.Compare(e, names)
+	require.NoError(t, err)
+
+	var got []string
+	var stages []string
+	cmp, err := sim.CompareWith(e, names, sim.CompareOptions{
+		Progress: func(s string) { stages = append(stages, s) },
+		Faulty: func(ref, faulty *ha.Trace, name string, rec metrics.Recovery) error {
+			i := len(got)
+			got = append(got, name)
+			require.Less(t, i, len(plain.Runs))
+			assert.Equal(t, plain.Reference.Slice(), ref.Slice())
+			assert.Equal(t, plain.Runs[i].Trace.Slice(), faulty.Slice())
+			assert.Equal(t, plain.Runs[i].Run.Recovery, rec)
+			return nil
+		},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, names, got)
+	assert.Equal(t, plain.Result, cmp.Result)
+	for _, r := range cmp.Runs {
+		assert.Nil(t, r.Trace, "%s: the comparison kept a handed-over trace", r.Run.Strategy)
+	}
+	assert.Contains(t, stages, "amnesia: failure-free run (overhead)")
+
+	// An error from the callback stops the comparison.
+	_, err = sim.CompareWith(e, names, sim.CompareOptions{
+		Faulty: func(_, _ *ha.Trace, name string, _ metrics.Recovery) error { return fmt.Errorf("disk full writing %s", name) },
+	})
+	require.ErrorContains(t, err, "disk full writing amnesia")
 }

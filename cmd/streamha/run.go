@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -121,22 +120,18 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if !f.quiet {
 		progress = stageReporter(cmd.ErrOrStderr(), runProgressAfter)
 	}
-	cmp, err := sim.CompareProgress(e, names, progress)
-	if err != nil {
-		return err
-	}
-	cmp.Result.Command = reproduceCommand(f, e)
-	out := cmd.OutOrStdout()
 	dir := ""
 	if !f.noOut {
 		dir = f.out
 		if dir == "" {
 			dir = filepath.Join("streamha-out", fmt.Sprintf("%s-%d", e.Name, e.Seed))
 		}
-		if err := writeRunDir(dir, cmp); err != nil {
-			return err
-		}
 	}
+	cmp, err := compareInto(e, names, dir, progress, reproduceCommand(f, e))
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
 	if f.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -150,6 +145,34 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 		fmt.Fprintf(out, "\nresults written to %s\n", dir)
 	}
 	return nil
+}
+
+// compareInto compares the strategies on the experiment and, unless dir is
+// "", writes the run directory: each strategy's trace and figures as soon
+// as its run is classified, so a long experiment holds one faulty trace at
+// a time however many strategies run, then result.json and the report.
+func compareInto(e *sim.Experiment, names []string, dir string, progress sim.Progress, command string) (*sim.Comparison, error) {
+	opts := sim.CompareOptions{Progress: progress}
+	var rd *reports.RunDir
+	if dir != "" {
+		var err error
+		if rd, err = reports.NewRunDir(dir); err != nil {
+			return nil, err
+		}
+		opts.Faulty = rd.AddRun
+	}
+	cmp, err := sim.CompareWith(e, names, opts)
+	if err != nil {
+		return nil, err
+	}
+	cmp.Result.Command = command
+	if rd != nil {
+		reports.AddModelsFromConfig(cmp.Result)
+		if err := rd.Finish(cmp.Result, cmp.Reference); err != nil {
+			return nil, err
+		}
+	}
+	return cmp, nil
 }
 
 // runProgressAfter is how long a run stays silent before it reports its
@@ -181,11 +204,3 @@ func reproduceCommand(f runFlags, e *sim.Experiment) string {
 	return strings.Join(parts, " ")
 }
 
-func writeRunDir(dir string, cmp *sim.Comparison) error {
-	reports.AddModelsFromConfig(cmp.Result)
-	traces := make([]*ha.Trace, len(cmp.Runs))
-	for i, r := range cmp.Runs {
-		traces[i] = r.Trace
-	}
-	return reports.WriteRunDir(dir, cmp.Result, cmp.Reference, traces)
-}

@@ -380,11 +380,16 @@ func recoveryTime(exp, obs *ha.Deliveries, x classify.Index, fault time.Duration
 }
 
 func quantile(xs []time.Duration, q float64) time.Duration {
-	if len(xs) == 0 {
-		return 0
-	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
+	return sortedQuantile(s, q)
+}
+
+// sortedQuantile is the q-quantile of s, sorted in increasing order.
+func sortedQuantile(s []time.Duration, q float64) time.Duration {
+	if len(s) == 0 {
+		return 0
+	}
 	i := int(math.Ceil(q*float64(len(s)))) - 1
 	return s[max(0, min(i, len(s)-1))]
 }
@@ -451,13 +456,10 @@ func OverheadOf(trace *ha.Trace, baseline *Overhead) Overhead {
 			PeakQueue:    s.PeakQueue, PeakQueueBytes: s.PeakQueueBytes, CheckpointBytes: s.CheckpointBytes,
 		})
 	}
-	ds := trace.Deliveries()
-	lat := make([]time.Duration, 0, ds.Len())
-	for _, d := range ds.All() {
-		lat = append(lat, d.Latency())
-	}
-	o.LatencyP50Ms = ms(quantile(lat, 0.5))
-	o.LatencyP99Ms = ms(quantile(lat, 0.99))
+	lat := trace.Latencies() // a copy: sorted in place
+	slices.Sort(lat)
+	o.LatencyP50Ms = ms(sortedQuantile(lat, 0.5))
+	o.LatencyP99Ms = ms(sortedQuantile(lat, 0.99))
 	if baseline != nil {
 		o.MessagesRatio = ratio(float64(o.Messages), float64(baseline.Messages))
 		o.BytesRatio = ratio(float64(o.Bytes), float64(baseline.Bytes))
