@@ -83,6 +83,8 @@
 // formatting per delivery), about a second or less for a million outputs.
 package classify
 
+import "slices"
+
 // Recovery types (Result.Type).
 const (
 	TypePrecise  = "precise"
@@ -246,19 +248,22 @@ type state struct {
 	nExpIDs        int
 	nKeys          int
 
-	idOfExp  []int32 // expected index -> id index
-	expHead  []int32 // id index -> first expected index
-	expNext  []int32 // expected index -> next expected index of the same id, -1
-	expN     []int64 // id index -> n of the last expected copy
-	expHasN  []bool  // id index -> some expected copy carries n
-	idOfObs  []int32 // observed index -> id index
-	lastObs  []int32 // id index -> last observed index, -1
-	origin   []int32 // observed index -> first identical delivery (itself unless duplicate)
-	status   []string
-	keyOfExp []int32
-	keyOfObs []int32
-	expByKey [][]int32 // key -> expected indices
-	dedByKey [][]int32 // key -> non-duplicate observed indices
+	idOfExp []int32 // expected index -> id index
+	expHead []int32 // id index -> first expected index
+	expNext []int32 // expected index -> next expected index of the same id, -1
+	expN    []int64 // id index -> n of the last expected copy
+	expHasN []bool  // id index -> some expected copy carries n
+	idOfObs []int32 // observed index -> id index
+	// unexpected[d-nExpIDs] is the first observed index of id d, an id
+	// not expected.
+	unexpected []int32
+	lastObs    []int32 // id index -> last observed index, -1
+	origin     []int32 // observed index -> first identical delivery (itself unless duplicate)
+	status     []string
+	keyOfExp   []int32
+	keyOfObs   []int32
+	expByKey   [][]int32 // key -> expected indices
+	dedByKey   [][]int32 // key -> non-duplicate observed indices
 }
 
 // keyName is key k's text ("" = the default group).
@@ -314,7 +319,7 @@ func Classify(expected, observed []Output, marks []Mark) Result {
 func ClassifySource[I, K comparable](expected, observed Source[I, K], marks []Mark) Result {
 	s := &state{expOut: expected.Output, obsOut: observed.Output}
 	keys := newKeyTable[K]()
-	ids := indexExpected(s, expected, keys)
+	ids := indexExpected(s, expected, observed, keys)
 	res := Result{Explanations: []string{}, MissingIDs: []string{}}
 	labelObserved(s, expected, observed, ids, keys, &res)
 	s.nKeys = len(keys.idx)
@@ -377,23 +382,30 @@ func ClassifySource[I, K comparable](expected, observed Source[I, K], marks []Ma
 
 // indexExpected builds the id and key indices of the expected log and
 // returns the id index (expected ids first).
-func indexExpected[I, K comparable](s *state, expected Source[I, K], keys *keyTable[K]) map[I]int32 {
+func indexExpected[I, K comparable](s *state, expected, observed Source[I, K], keys *keyTable[K]) *idTable[I] {
 	ne := expected.Len()
-	ids := make(map[I]int32, ne)
+	ids := newIDTable(ne, func(d int32) I {
+		if int(d) < len(s.expHead) {
+			return expected.ID(int(s.expHead[d]))
+		}
+		return observed.ID(int(s.unexpected[int(d)-len(s.expHead)]))
+	})
 	s.e = make([]item, ne)
 	s.idOfExp = make([]int32, ne)
 	s.expNext = make([]int32, ne)
 	s.keyOfExp = make([]int32, ne)
+	// Sized for every expected output having its own id, the usual case,
+	// so that they never grow (and leave copies behind) on long logs.
 	s.expHead = make([]int32, 0, ne)
-	var expTail []int32
+	expTail := make([]int32, 0, ne)
+	s.expN = make([]int64, 0, ne)
+	s.expHasN = make([]bool, 0, ne)
 	for i := range ne {
 		en := expected.Entry(i)
 		s.e[i] = itemOf(en)
 		id := expected.ID(i)
-		d, ok := ids[id]
+		d, ok := ids.get(id, int32(len(s.expHead)))
 		if !ok {
-			d = int32(len(s.expHead))
-			ids[id] = d
 			s.expHead = append(s.expHead, int32(i))
 			expTail = append(expTail, int32(i))
 			s.expN = append(s.expN, en.N)
@@ -409,17 +421,38 @@ func indexExpected[I, K comparable](s *state, expected Source[I, K], keys *keyTa
 		s.expNext[i] = -1
 		k := keys.get(en.Key)
 		s.keyOfExp[i] = k
-		for int(k) >= len(s.expByKey) {
-			s.expByKey = append(s.expByKey, nil)
-		}
-		s.expByKey[k] = append(s.expByKey[k], int32(i))
 	}
 	s.nExpIDs = len(s.expHead)
+	s.expByKey = groupByKey(s.keyOfExp, len(keys.idx))
 	return ids
 }
 
+// groupByKey lists, per key, the indices i with keyOf[i] equal to it, in
+// order: sub-slices of one array of len(keyOf), counted before they are
+// filled rather than grown.
+func groupByKey(keyOf []int32, nKeys int) [][]int32 {
+	start := make([]int, nKeys+1)
+	for _, k := range keyOf {
+		start[k+1]++
+	}
+	for k := range nKeys {
+		start[k+1] += start[k]
+	}
+	all := make([]int32, len(keyOf))
+	next := slices.Clone(start[:nKeys])
+	for i, k := range keyOf {
+		all[next[k]] = int32(i)
+		next[k]++
+	}
+	out := make([][]int32, nKeys)
+	for k := range nKeys {
+		out[k] = all[start[k]:start[k+1]:start[k+1]]
+	}
+	return out
+}
+
 // labelObserved labels every observed delivery and counts the labels.
-func labelObserved[I, K comparable](s *state, expected, observed Source[I, K], ids map[I]int32, keys *keyTable[K], res *Result) {
+func labelObserved[I, K comparable](s *state, expected, observed Source[I, K], ids *idTable[I], keys *keyTable[K], res *Result) {
 	no, ne := observed.Len(), expected.Len()
 	consumed := make([]bool, ne)
 	s.o = make([]item, no)
@@ -456,11 +489,10 @@ func labelObserved[I, K comparable](s *state, expected, observed Source[I, K], i
 			cur++
 		} else {
 			var ok bool
-			d, ok = ids[id]
+			d, ok = ids.get(id, int32(len(varHead)))
 			switch {
 			case !ok:
-				d = int32(len(varHead))
-				ids[id] = d
+				s.unexpected = append(s.unexpected, int32(i))
 				varHead = append(varHead, -1)
 				varTail = append(varTail, -1)
 				s.lastObs = append(s.lastObs, -1)
