@@ -148,12 +148,15 @@ func TestOperatorsListsTheLibrary(t *testing.T) {
 func TestRunReportsStagesOfLongRuns(t *testing.T) {
 	defer func(d time.Duration) { runProgressAfter = d }(runProgressAfter)
 	runProgressAfter = 0
-	code, out, errOut := runCLI(t, "run", "--strategy", "amnesia,upstream-backup", "--no-out", "--json")
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "run", "--strategy", "amnesia,upstream-backup", "--out", dir, "--json")
 	require.Equal(t, 0, code, errOut)
 	for _, stage := range []string{"reference run", "amnesia: run with the faults", "amnesia: classifying",
-		"amnesia: failure-free run", "upstream-backup: run with the faults"} {
+		"amnesia: writing its trace and figures", "amnesia: failure-free run", "upstream-backup: run with the faults",
+		"writing the reference trace and the report"} {
 		assert.Contains(t, errOut, stage)
 	}
+	assert.FileExists(t, filepath.Join(dir, "trace-upstream-backup.jsonl"))
 	assert.NotContains(t, out, "streamha:", "progress stays off stdout")
 	var res map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &res), "stdout is still the JSON result")

@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -159,7 +161,12 @@ func compareInto(e *sim.Experiment, names []string, dir string, progress sim.Pro
 		if rd, err = reports.NewRunDir(dir); err != nil {
 			return nil, err
 		}
-		opts.Faulty = rd.AddRun
+		opts.Faulty = func(ref, faulty *ha.Trace, name string, rec metrics.Recovery) error {
+			if progress != nil {
+				progress(name + ": writing its trace and figures")
+			}
+			return rd.AddRun(ref, faulty, name, rec)
+		}
 	}
 	cmp, err := sim.CompareWith(e, names, opts)
 	if err != nil {
@@ -167,6 +174,9 @@ func compareInto(e *sim.Experiment, names []string, dir string, progress sim.Pro
 	}
 	cmp.Result.Command = command
 	if rd != nil {
+		if progress != nil {
+			progress("writing the reference trace and the report")
+		}
 		reports.AddModelsFromConfig(cmp.Result)
 		if err := rd.Finish(cmp.Result, cmp.Reference); err != nil {
 			return nil, err
@@ -203,4 +213,3 @@ func reproduceCommand(f runFlags, e *sim.Experiment) string {
 	parts = append(parts, "--seed", fmt.Sprint(e.Seed))
 	return strings.Join(parts, " ")
 }
-
