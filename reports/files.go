@@ -44,7 +44,7 @@ func WriteTrace(path string, trace *ha.Trace) error {
 	if err != nil {
 		return fmt.Errorf("write trace: %w", err)
 	}
-	w := bufio.NewWriter(f)
+	w := bufio.NewWriterSize(f, 1<<16) // a syscall per 64 KiB, not per 4
 	enc := json.NewEncoder(w)
 	line := make([]byte, 0, 256)
 	for e := range trace.All() {

@@ -240,8 +240,13 @@ func thinMax(xy plotter.XYs, n int) plotter.XYs {
 // Gap shows as missing or wrong outputs, rollback as duplicates stepping
 // back, precise as deliveries on the expected line.
 func OutputFigure(name, strategy string, reference, faulty *ha.Trace, rec metrics.Recovery) (Figure, error) {
+	return outputFigure(name, strategy, reference, faulty, rec, metrics.Classify(reference.Deliveries(), faulty.Deliveries(), nil))
+}
+
+// outputFigure is OutputFigure drawn from res, the classification of the
+// faulty run against the reference.
+func outputFigure(name, strategy string, reference, faulty *ha.Trace, rec metrics.Recovery, res classify.Result) (Figure, error) {
 	exp, obs := reference.Deliveries(), faulty.Deliveries()
-	res := metrics.Classify(exp, obs, nil)
 	title := fmt.Sprintf("%s: output timeline (%s)", strategy, recoveryText(res))
 	if exp.Len() == 0 && obs.Len() == 0 {
 		return single(name, title, []string{"no output"}, emptyPlot(title, "neither run delivered any output"))
@@ -354,18 +359,29 @@ func every(xy plotter.XYs, n int) plotter.XYs {
 func RunFigures(reference *ha.Trace, names []string, traces []*ha.Trace, recs []metrics.Recovery) ([]Figure, error) {
 	var figs []Figure
 	for i, n := range names {
-		stem := sanitizeName(n)
-		f, err := LatencyFigure("latency-"+stem, n, traces[i], recs[i])
+		res := metrics.Classify(reference.Deliveries(), traces[i].Deliveries(), nil)
+		fs, err := strategyFigures(reference, traces[i], n, recs[i], res)
 		if err != nil {
 			return nil, err
 		}
-		g, err := OutputFigure("outputs-"+stem, n, reference, traces[i], recs[i])
-		if err != nil {
-			return nil, err
-		}
-		figs = append(figs, f, g)
+		figs = append(figs, fs...)
 	}
 	return figs, nil
+}
+
+// strategyFigures are one strategy's latency/throughput and output-timeline
+// figures; res is its faulty run classified against the reference.
+func strategyFigures(reference, faulty *ha.Trace, strategy string, rec metrics.Recovery, res classify.Result) ([]Figure, error) {
+	stem := sanitizeName(strategy)
+	f, err := LatencyFigure("latency-"+stem, strategy, faulty, rec)
+	if err != nil {
+		return nil, err
+	}
+	g, err := outputFigure("outputs-"+stem, strategy, reference, faulty, rec, res)
+	if err != nil {
+		return nil, err
+	}
+	return []Figure{f, g}, nil
 }
 
 // shadeThumb is the legend thumbnail of a shaded window.

@@ -141,7 +141,9 @@ func WriteRunDir(dir string, r *metrics.Result, reference *ha.Trace, traces []*h
 		return err
 	}
 	for i, run := range r.Runs {
-		if err := d.AddRun(reference, traces[i], run.Strategy, run.Recovery); err != nil {
+		classes := metrics.Classify(reference.Deliveries(), traces[i].Deliveries(), nil)
+		if err := d.AddRun(sim.FaultyRun{Strategy: run.Strategy, Reference: reference, Trace: traces[i],
+			Recovery: run.Recovery, Classes: classes}); err != nil {
 			return err
 		}
 	}
@@ -167,13 +169,13 @@ func NewRunDir(dir string) (*RunDir, error) {
 	return &RunDir{dir: dir}, nil
 }
 
-// AddRun writes strategy name's faulty trace and draws its figures
-// against the reference run.
-func (d *RunDir) AddRun(reference, faulty *ha.Trace, name string, rec metrics.Recovery) error {
-	if err := WriteTrace(TraceFile(d.dir, name), faulty); err != nil {
+// AddRun writes a strategy's faulty trace and draws its figures from its
+// classification against the reference run.
+func (d *RunDir) AddRun(run sim.FaultyRun) error {
+	if err := WriteTrace(TraceFile(d.dir, run.Strategy), run.Trace); err != nil {
 		return err
 	}
-	figs, err := RunFigures(reference, []string{name}, []*ha.Trace{faulty}, []metrics.Recovery{rec})
+	figs, err := strategyFigures(run.Reference, run.Trace, run.Strategy, run.Recovery, run.Classes)
 	if err != nil {
 		return err
 	}

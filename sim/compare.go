@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/strategies"
 )
@@ -63,13 +64,23 @@ type Progress func(stage string)
 type CompareOptions struct {
 	// Progress, when set, is told each stage as it starts.
 	Progress Progress
-	// Faulty, when set, is handed each strategy's faulty trace and recovery
-	// as soon as the run is classified, before the strategy's failure-free
-	// run, together with the reference trace; the comparison then keeps no
-	// faulty trace (StrategyRun.Trace is nil). A caller that writes traces
-	// and figures as they come holds one faulty trace at a time, however
-	// many strategies run.
-	Faulty func(reference, faulty *ha.Trace, name string, rec metrics.Recovery) error
+	// Faulty, when set, is handed each strategy's faulty run as soon as it
+	// is classified, before the strategy's failure-free run; the
+	// comparison then keeps no faulty trace (StrategyRun.Trace is nil). A
+	// caller that writes traces and figures as they come holds one faulty
+	// trace at a time, however many strategies run.
+	Faulty func(FaultyRun) error
+}
+
+// FaultyRun is one strategy's classified run with the faults.
+type FaultyRun struct {
+	Strategy  string
+	Reference *ha.Trace // the failure-free no-HA run (O_e)
+	Trace     *ha.Trace
+	Recovery  metrics.Recovery
+	// Classes is the classification Recovery was computed from: every
+	// delivery's label and the id index.
+	Classes classify.Result
 }
 
 // Compare runs the experiment under each named strategy (with the faults,
@@ -103,14 +114,8 @@ func CompareWith(e *Experiment, names []string, opts CompareOptions) (*Compariso
 		Faults: e.FaultDescriptions(), Config: string(cfgText), Baseline: base,
 	}
 	cmp := &Comparison{Result: res, Reference: ref.Trace}
-	var faulty func(*ha.Trace, string, metrics.Recovery) error
-	if opts.Faulty != nil {
-		faulty = func(t *ha.Trace, name string, rec metrics.Recovery) error {
-			return opts.Faulty(ref.Trace, t, name, rec)
-		}
-	}
 	for _, name := range names {
-		sr, err := e.runStrategy(name, ref.Trace, &base, progress, faulty)
+		sr, err := e.runStrategy(name, ref.Trace, &base, progress, opts.Faulty)
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +137,7 @@ func (e *Experiment) RunStrategy(name string, reference *ha.Trace, base *metrics
 // trace keeps only the latencies, so at most two full traces (the
 // reference and one faulty run) are held at a time.
 func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics.Overhead, progress Progress,
-	faulty func(*ha.Trace, string, metrics.Recovery) error) (*StrategyRun, error) {
+	faulty func(FaultyRun) error) (*StrategyRun, error) {
 	info, err := strategies.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -167,13 +172,17 @@ func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics
 	}
 	progress(fmt.Sprintf("%s: classifying %d outputs against %d expected", name,
 		fo.Trace.Deliveries().Len(), reference.Deliveries().Len()))
-	rec := metrics.RecoveryOf(reference, fo.Trace)
 	trace, events := fo.Trace, fo.Events
+	var rec metrics.Recovery
 	if faulty != nil {
-		if err := faulty(trace, name, rec); err != nil {
+		var classes classify.Result
+		rec, classes = metrics.ClassifyRecovery(reference, trace)
+		if err := faulty(FaultyRun{Strategy: name, Reference: reference, Trace: trace, Recovery: rec, Classes: classes}); err != nil {
 			return nil, err
 		}
 		trace = nil
+	} else {
+		rec = metrics.RecoveryOf(reference, trace)
 	}
 	st2, err := build()
 	if err != nil {

@@ -240,13 +240,15 @@ func TestCompareWithHandsOverEachTrace(t *testing.T) {
 	var stages []string
 	cmp, err := sim.CompareWith(e, names, sim.CompareOptions{
 		Progress: func(s string) { stages = append(stages, s) },
-		Faulty: func(ref, faulty *ha.Trace, name string, rec metrics.Recovery) error {
+		Faulty: func(run sim.FaultyRun) error {
 			i := len(got)
-			got = append(got, name)
+			got = append(got, run.Strategy)
 			require.Less(t, i, len(plain.Runs))
-			assert.Equal(t, plain.Reference.Slice(), ref.Slice())
-			assert.Equal(t, plain.Runs[i].Trace.Slice(), faulty.Slice())
-			assert.Equal(t, plain.Runs[i].Run.Recovery, rec)
+			assert.Equal(t, plain.Reference.Slice(), run.Reference.Slice())
+			assert.Equal(t, plain.Runs[i].Trace.Slice(), run.Trace.Slice())
+			assert.Equal(t, plain.Runs[i].Run.Recovery, run.Recovery)
+			want := metrics.Classify(run.Reference.Deliveries(), run.Trace.Deliveries(), metrics.Marks(run.Trace))
+			assert.Equal(t, want, run.Classes, "the classification the recovery came from")
 			return nil
 		},
 	})
@@ -260,7 +262,7 @@ func TestCompareWithHandsOverEachTrace(t *testing.T) {
 
 	// An error from the callback stops the comparison.
 	_, err = sim.CompareWith(e, names, sim.CompareOptions{
-		Faulty: func(_, _ *ha.Trace, name string, _ metrics.Recovery) error { return fmt.Errorf("disk full writing %s", name) },
+		Faulty: func(run sim.FaultyRun) error { return fmt.Errorf("disk full writing %s", run.Strategy) },
 	})
 	require.ErrorContains(t, err, "disk full writing amnesia")
 }

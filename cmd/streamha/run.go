@@ -11,8 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -161,11 +159,11 @@ func compareInto(e *sim.Experiment, names []string, dir string, progress sim.Pro
 		if rd, err = reports.NewRunDir(dir); err != nil {
 			return nil, err
 		}
-		opts.Faulty = func(ref, faulty *ha.Trace, name string, rec metrics.Recovery) error {
+		opts.Faulty = func(run sim.FaultyRun) error {
 			if progress != nil {
-				progress(name + ": writing its trace and figures")
+				progress(run.Strategy + ": writing its trace and figures")
 			}
-			return rd.AddRun(ref, faulty, name, rec)
+			return rd.AddRun(run)
 		}
 	}
 	cmp, err := sim.CompareWith(e, names, opts)

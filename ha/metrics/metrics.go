@@ -236,6 +236,14 @@ func Marks(trace *ha.Trace) []classify.Mark {
 // RecoveryOf computes the recovery figures of a faulty run against the
 // failure-free reference run of the same experiment and seed.
 func RecoveryOf(reference, faulty *ha.Trace) Recovery {
+	r, _ := ClassifyRecovery(reference, faulty)
+	return r
+}
+
+// ClassifyRecovery is RecoveryOf that also returns the classification the
+// figures were computed from (each delivery's label and the id index), for
+// callers that draw the deliveries without classifying them again.
+func ClassifyRecovery(reference, faulty *ha.Trace) (Recovery, classify.Result) {
 	exp, obs := reference.Deliveries(), faulty.Deliveries()
 	c := Classify(exp, obs, Marks(faulty))
 	r := Recovery{
@@ -251,7 +259,7 @@ func RecoveryOf(reference, faulty *ha.Trace) Recovery {
 	r.LostInputs = lostInputs(exp, obs, x)
 	fault, host, ok := FirstFault(faulty)
 	if !ok {
-		return r
+		return r, c
 	}
 	r.DetectionMs = detection(faulty, fault, host)
 	r.RecoveryMs = recoveryTime(exp, obs, x, fault)
@@ -260,7 +268,7 @@ func RecoveryOf(reference, faulty *ha.Trace) Recovery {
 	}
 	r.MaxAddedLatencyMs = maxAdded(exp, obs, x)
 	r.UnavailableMs = unavailable(exp, obs)
-	return r
+	return r, c
 }
 
 // lostInputs counts source tuples whose effect never reached the output,
