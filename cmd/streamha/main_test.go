@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/sim"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
@@ -164,4 +166,22 @@ func TestRunReportsStagesOfLongRuns(t *testing.T) {
 	code, _, errOut = runCLI(t, "run", "--strategy", "amnesia", "--no-out", "--quiet")
 	require.Equal(t, 0, code, errOut)
 	assert.Empty(t, errOut)
+}
+
+// TestRunKeepsNoFaultyTrace: `streamha run` drops each strategy's faulty
+// trace once it is written (or, with --no-out, once it is classified), so
+// a long experiment's memory does not grow with the number of strategies.
+func TestRunKeepsNoFaultyTrace(t *testing.T) {
+	for _, dir := range []string{"", t.TempDir()} {
+		cmp, err := compareInto(sim.Default(), []string{"amnesia", "upstream-backup"}, dir, nil, "streamha run")
+		require.NoError(t, err)
+		require.Len(t, cmp.Runs, 2)
+		for _, r := range cmp.Runs {
+			assert.Nil(t, r.Trace, "out %q: %s's trace was kept", dir, r.Run.Strategy)
+		}
+		if dir != "" {
+			assert.FileExists(t, filepath.Join(dir, "trace-upstream-backup.jsonl"))
+			assert.FileExists(t, filepath.Join(dir, "report.md"))
+		}
+	}
 }

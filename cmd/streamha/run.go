@@ -149,10 +149,11 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 
 // compareInto compares the strategies on the experiment and, unless dir is
 // "", writes the run directory: each strategy's trace and figures as soon
-// as its run is classified, so a long experiment holds one faulty trace at
-// a time however many strategies run, then result.json and the report.
+// as its run is classified, then result.json and the report. A faulty
+// trace is dropped once handled (written, or unwritten with dir ""), so a
+// long experiment holds one at a time however many strategies run.
 func compareInto(e *sim.Experiment, names []string, dir string, progress sim.Progress, command string) (*sim.Comparison, error) {
-	opts := sim.CompareOptions{Progress: progress}
+	opts := sim.CompareOptions{Progress: progress, Faulty: func(sim.FaultyRun) error { return nil }}
 	var rd *reports.RunDir
 	if dir != "" {
 		var err error
