@@ -131,11 +131,11 @@ func (e *Experiment) RunStrategy(name string, reference *ha.Trace, base *metrics
 }
 
 // runStrategy runs one strategy with the faults, classifies the run, hands
-// its trace to faulty (when set; the StrategyRun then has no trace), and
-// runs it failure-free for its overhead. The faulty trace and the
-// classifier's working set are released before the failure-free run, whose
-// trace keeps only the latencies, so at most two full traces (the
-// reference and one faulty run) are held at a time.
+// it to faulty (when set; the StrategyRun then has no trace), and runs it
+// failure-free for its overhead. The classifier's working set (and, with
+// faulty, the faulty trace) is released before the failure-free run, whose
+// trace keeps only the latencies: with faulty, at most two full traces
+// (the reference and one faulty run) are held at a time.
 func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics.Overhead, progress Progress,
 	faulty func(FaultyRun) error) (*StrategyRun, error) {
 	info, err := strategies.Lookup(name)
@@ -173,16 +173,12 @@ func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics
 	progress(fmt.Sprintf("%s: classifying %d outputs against %d expected", name,
 		fo.Trace.Deliveries().Len(), reference.Deliveries().Len()))
 	trace, events := fo.Trace, fo.Events
-	var rec metrics.Recovery
+	rec, classes := metrics.ClassifyRecovery(reference, trace)
 	if faulty != nil {
-		var classes classify.Result
-		rec, classes = metrics.ClassifyRecovery(reference, trace)
 		if err := faulty(FaultyRun{Strategy: name, Reference: reference, Trace: trace, Recovery: rec, Classes: classes}); err != nil {
 			return nil, err
 		}
 		trace = nil
-	} else {
-		rec = metrics.RecoveryOf(reference, trace)
 	}
 	st2, err := build()
 	if err != nil {
