@@ -141,13 +141,18 @@ func WriteRunDir(dir string, r *metrics.Result, reference *ha.Trace, traces []*h
 		return err
 	}
 	for i, run := range r.Runs {
-		classes := metrics.Classify(reference.Deliveries(), traces[i].Deliveries(), nil)
-		if err := d.AddRun(sim.FaultyRun{Strategy: run.Strategy, Reference: reference, Trace: traces[i],
-			Recovery: run.Recovery, Classes: classes}); err != nil {
+		if err := d.AddRun(Classified(reference, traces[i], run)); err != nil {
 			return err
 		}
 	}
 	return d.Finish(r, reference)
+}
+
+// Classified is a finished run's faulty trace classified against the
+// reference, as RunDir takes it.
+func Classified(reference, faulty *ha.Trace, run metrics.Run) sim.FaultyRun {
+	return sim.FaultyRun{Strategy: run.Strategy, Reference: reference, Trace: faulty, Recovery: run.Recovery,
+		Classes: metrics.Classify(reference.Deliveries(), faulty.Deliveries(), nil)}
 }
 
 // RunDir writes a run directory as a comparison goes (sim.CompareOptions'
@@ -169,12 +174,17 @@ func NewRunDir(dir string) (*RunDir, error) {
 	return &RunDir{dir: dir}, nil
 }
 
-// AddRun writes a strategy's faulty trace and draws its figures from its
-// classification against the reference run.
+// AddRun writes a strategy's faulty trace and draws its figures (AddFigures).
 func (d *RunDir) AddRun(run sim.FaultyRun) error {
 	if err := WriteTrace(TraceFile(d.dir, run.Strategy), run.Trace); err != nil {
 		return err
 	}
+	return d.AddFigures(run)
+}
+
+// AddFigures draws a strategy's figures from its classification against
+// the reference run, for the report.
+func (d *RunDir) AddFigures(run sim.FaultyRun) error {
 	figs, err := strategyFigures(run.Reference, run.Trace, run.Strategy, run.Recovery, run.Classes)
 	if err != nil {
 		return err
@@ -192,8 +202,13 @@ func (d *RunDir) Finish(r *metrics.Result, reference *ha.Trace) error {
 	if err := WriteTrace(filepath.Join(d.dir, ReferenceFile), reference); err != nil {
 		return err
 	}
-	return writeRunDoc(d.dir, r, d.figs)
+	return d.WriteReport(r)
 }
+
+// WriteReport writes the report documents and the figures drawn so far
+// (`streamha report` re-renders a saved directory this way, one trace at
+// a time).
+func (d *RunDir) WriteReport(r *metrics.Result) error { return writeRunDoc(d.dir, r, d.figs) }
 
 // WriteRunReport writes the report of one `streamha run` into dir:
 // report.md, report.html, results.csv, results.json and, per strategy, the

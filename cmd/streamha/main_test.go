@@ -185,3 +185,35 @@ func TestRunKeepsNoFaultyTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestReportRerendersARunDir: `streamha report DIR` rewrites a run
+// directory's report and figures identically from its saved files, and a
+// damaged trace in it is a usage error naming the file.
+func TestReportRerendersARunDir(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runCLI(t, "run", "--strategy", "amnesia,upstream-backup", "--out", dir, "--quiet")
+	require.Equal(t, 0, code, errOut)
+	rendered := []string{"report.md", "report.html", "results.csv", "results.json",
+		"latency-amnesia.svg", "outputs-upstream-backup.svg", "outputs-upstream-backup.png"}
+	before := map[string][]byte{}
+	for _, f := range rendered {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		before[f] = b
+		require.NoError(t, os.Remove(filepath.Join(dir, f)))
+	}
+	code, out, errOut := runCLI(t, "report", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "report written to")
+	for _, f := range rendered {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(before[f], b), "%s differs after re-rendering", f)
+	}
+
+	trace := filepath.Join(dir, "trace-upstream-backup.jsonl")
+	require.NoError(t, os.WriteFile(trace, []byte("{\"t\":1,\"kind\":\"deliver\"\n garbage"), 0o644))
+	code, _, errOut = runCLI(t, "report", dir)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "trace-upstream-backup.jsonl")
+}

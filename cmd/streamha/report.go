@@ -39,20 +39,44 @@ func renderDir(out io.Writer, dir string) error {
 	case reports.IsSweepDir(dir):
 		return renderSweep(out, dir)
 	case reports.IsRunDir(dir):
-		r, ref, traces, err := reports.LoadRunDir(dir)
-		if err != nil {
-			return usage("%s: %w", dir, err)
-		}
-		if hasNoModel(r.Runs) {
-			reports.AddModelsFromConfig(r)
-		}
-		if _, err := reports.WriteRunReport(dir, r, ref, traces); err != nil {
+		if err := renderRunDir(dir); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "report written to %s\n", filepath.Join(dir, "report.html"))
 		return nil
 	}
 	return usage("%s: neither a run directory (result.json) nor a sweep directory (sweep.json)", dir)
+}
+
+// renderRunDir re-renders a saved run directory's report, reading one
+// strategy's trace at a time (a long run's traces are each as large as its
+// output). An unreadable result or trace is a usage error.
+func renderRunDir(dir string) error {
+	r, err := reports.ReadResult(filepath.Join(dir, reports.ResultFile))
+	if err != nil {
+		return usage("%s: %w", dir, err)
+	}
+	if hasNoModel(r.Runs) {
+		reports.AddModelsFromConfig(r)
+	}
+	ref, err := reports.ReadTrace(filepath.Join(dir, reports.ReferenceFile))
+	if err != nil {
+		return usage("%s: %w", dir, err)
+	}
+	rd, err := reports.NewRunDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, run := range r.Runs {
+		tr, err := reports.ReadTrace(reports.TraceFile(dir, run.Strategy))
+		if err != nil {
+			return usage("%s: %w", dir, err)
+		}
+		if err := rd.AddFigures(reports.Classified(ref, tr, run)); err != nil {
+			return err
+		}
+	}
+	return rd.WriteReport(r)
 }
 
 func newReportMergeCmd() *cobra.Command {
