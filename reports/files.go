@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -137,7 +138,10 @@ func appendJSONFloat(b []byte, f float64) []byte {
 	return b
 }
 
-// ReadTrace reads a trace written by WriteTrace.
+// ReadTrace reads a trace written by WriteTrace: one JSON event per line
+// (blank lines are skipped). Deliveries in WriteTrace's own form are read
+// without reflection; any other line goes through encoding/json, and an
+// error names the file and the line.
 func ReadTrace(path string) (*ha.Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -145,16 +149,34 @@ func ReadTrace(path string) (*ha.Trace, error) {
 	}
 	defer f.Close()
 	out := &ha.Trace{}
-	dec := json.NewDecoder(bufio.NewReader(f))
-	for dec.More() {
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<16), maxTraceLine)
+	var p deliveryParser
+	var t ha.Tuple
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if e, ok := p.parse(line, &t); ok {
+			out.Add(e) // Add copies the tuple
+			continue
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
 		var e ha.Event
-		if err := dec.Decode(&e); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
 		out.Add(e)
 	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return out, nil
 }
+
+// maxTraceLine is the longest trace line read (a stats or note event is
+// well under a kilobyte).
+const maxTraceLine = 16 << 20
 
 // TraceFile is the file name of a strategy's trace in an output directory.
 func TraceFile(dir, strategy string) string {
