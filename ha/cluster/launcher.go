@@ -967,6 +967,10 @@ func ReadTraceTolerant(path string) ([]ha.Event, error) {
 		if len(line) == 0 {
 			continue
 		}
+		if e, ok := ha.ParseDeliveryJSON(line, new(ha.Tuple)); ok {
+			out = append(out, e)
+			continue
+		}
 		var e ha.Event
 		if err := json.Unmarshal(line, &e); err != nil {
 			// Only the last line may be partial.

@@ -96,6 +96,25 @@ func TestReadTraceTolerant(t *testing.T) {
 			assert.Len(t, tr, tc.n)
 		})
 	}
+	// Deliveries as a node writes them are read back whole, each with its
+	// own tuple.
+	var b []byte
+	for i := range 3 {
+		e := ha.Event{T: time.Duration(i), Kind: ha.EvDeliver, Host: "sink",
+			Tuple: &ha.Tuple{Seq: uint64(i), Value: float64(i) / 3, ID: ha.OutputID{X: int64(i)}, Lineage: ha.Lineage{N: 1, Hash: 7}}}
+		var ok bool
+		b, ok = ha.AppendDeliveryJSON(b, &e)
+		require.True(t, ok)
+	}
+	require.NoError(t, writeFile(path, string(b)))
+	dels, err := ReadTraceTolerant(path)
+	require.NoError(t, err)
+	require.Len(t, dels, 3)
+	for i, e := range dels {
+		assert.Equal(t, "sink", e.Host)
+		assert.Equal(t, ha.Tuple{Seq: uint64(i), Value: float64(i) / 3, ID: ha.OutputID{X: int64(i)}, Lineage: ha.Lineage{N: 1, Hash: 7}}, *e.Tuple)
+	}
+
 	tr, err := ReadTraceTolerant(dir + "/missing.jsonl")
 	assert.NoError(t, err)
 	assert.Nil(t, tr)

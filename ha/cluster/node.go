@@ -181,6 +181,7 @@ type clusterEnv struct {
 	offset time.Duration // base − start instant
 	trace  *bufio.Writer
 	enc    *json.Encoder
+	line   []byte // a delivery's trace line (ha.AppendDeliveryJSON)
 	tErr   error
 
 	timers timerQueue
@@ -221,7 +222,14 @@ func (e *clusterEnv) Trace(ev ha.Event) {
 	if e.tErr != nil {
 		return
 	}
-	if err := e.enc.Encode(&ev); err != nil {
+	var err error
+	if line, ok := ha.AppendDeliveryJSON(e.line[:0], &ev); ok {
+		e.line = line
+		_, err = e.trace.Write(line)
+	} else {
+		err = e.enc.Encode(&ev)
+	}
+	if err != nil {
 		e.tErr = err
 		e.r.log.Printf("trace: %v (tracing stopped)", err)
 	}

@@ -1,0 +1,225 @@
+package ha
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"time"
+)
+
+// The JSON Lines form of trace deliveries, written and read by hand (the
+// rest of a trace goes through encoding/json).
+
+// AppendDeliveryJSON appends delivery event e as one line exactly as
+// json.Encoder writes it, newline included, or returns b unchanged and
+// false when e is not a plain delivery (another kind, another field set, a
+// host name json would escape, a value json cannot encode): the encoder
+// must write it. Trace writers use it for the events that are nearly every
+// line of a long run; encoding/json's reflection was most of their time.
+func AppendDeliveryJSON(b []byte, e *Event) ([]byte, bool) {
+	t := e.Tuple
+	if e.Kind != EvDeliver || t == nil || e.Peer != "" || e.Frag != 0 || e.Epoch != 0 || e.Seq != 0 ||
+		e.N != 0 || e.Note != "" || e.Stats != nil || math.IsNaN(t.Value) || math.IsInf(t.Value, 0) {
+		return b, false
+	}
+	for i := 0; i < len(e.Host); i++ {
+		if c := e.Host[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return b, false
+		}
+	}
+	b = append(b, `{"t":`...)
+	b = strconv.AppendInt(b, int64(e.T), 10)
+	b = append(b, `,"kind":"deliver"`...)
+	if e.Host != "" {
+		b = append(b, `,"host":"`...)
+		b = append(b, e.Host...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"tuple":{"Stream":`...)
+	b = strconv.AppendUint(b, uint64(t.Stream), 10)
+	b = append(b, `,"Seq":`...)
+	b = strconv.AppendUint(b, t.Seq, 10)
+	b = append(b, `,"Key":`...)
+	b = strconv.AppendUint(b, uint64(t.Key), 10)
+	b = append(b, `,"Time":`...)
+	b = strconv.AppendInt(b, t.Time, 10)
+	b = append(b, `,"Emit":`...)
+	b = strconv.AppendInt(b, t.Emit, 10)
+	b = append(b, `,"Value":`...)
+	b = appendJSONFloat(b, t.Value)
+	b = append(b, `,"ID":{"Kind":`...)
+	b = strconv.AppendUint(b, uint64(t.ID.Kind), 10)
+	b = append(b, `,"Key":`...)
+	b = strconv.AppendUint(b, uint64(t.ID.Key), 10)
+	b = append(b, `,"X":`...)
+	b = strconv.AppendInt(b, t.ID.X, 10)
+	b = append(b, `},"Lineage":{"N":`...)
+	b = strconv.AppendUint(b, uint64(t.Lineage.N), 10)
+	b = append(b, `,"Hash":`...)
+	b = strconv.AppendUint(b, t.Lineage.Hash, 10)
+	return append(b, "}}}\n"...), true
+}
+
+// appendJSONFloat appends a finite float64 the way encoding/json does:
+// the shortest form, in exponent notation below 1e-6 and from 1e21 on,
+// with a one-digit negative exponent not zero-padded.
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// ParseDeliveryJSON reads one trace line holding a delivery in exactly
+// the form AppendDeliveryJSON writes (without its newline), storing the
+// tuple in *t. Anything else — another kind, other fields or order,
+// escapes in the host, a number json would not accept or that does not fit
+// its field — is not its to judge: it reports false, and the caller hands
+// the line to encoding/json, which decodes it or names the error. What it
+// accepts, json decodes to the same event (TestParseDeliveryAgreesWithJSON).
+func ParseDeliveryJSON(line []byte, t *Tuple) (Event, bool) {
+	p := deliveryParser{b: line}
+	return p.parse(t)
+}
+
+// deliveryParser is ParseDeliveryJSON's cursor.
+type deliveryParser struct {
+	b   []byte
+	bad bool
+}
+
+func (p *deliveryParser) parse(t *Tuple) (Event, bool) {
+	e := Event{Kind: EvDeliver, Tuple: t}
+	p.lit(`{"t":`)
+	e.T = time.Duration(p.int(64))
+	p.lit(`,"kind":"deliver"`)
+	if bytes.HasPrefix(p.b, []byte(`,"host":"`)) {
+		p.lit(`,"host":"`)
+		e.Host = p.host()
+	}
+	p.lit(`,"tuple":{"Stream":`)
+	t.Stream = uint8(p.uint(8))
+	p.lit(`,"Seq":`)
+	t.Seq = p.uint(64)
+	p.lit(`,"Key":`)
+	t.Key = uint32(p.uint(32))
+	p.lit(`,"Time":`)
+	t.Time = p.int(64)
+	p.lit(`,"Emit":`)
+	t.Emit = p.int(64)
+	p.lit(`,"Value":`)
+	t.Value = p.float()
+	p.lit(`,"ID":{"Kind":`)
+	t.ID.Kind = IDKind(p.uint(8))
+	p.lit(`,"Key":`)
+	t.ID.Key = uint32(p.uint(32))
+	p.lit(`,"X":`)
+	t.ID.X = p.int(64)
+	p.lit(`},"Lineage":{"N":`)
+	t.Lineage.N = uint32(p.uint(32))
+	p.lit(`,"Hash":`)
+	t.Lineage.Hash = p.uint(64)
+	p.lit(`}}}`)
+	return e, !p.bad && len(bytes.TrimSpace(p.b)) == 0
+}
+
+// lit consumes s.
+func (p *deliveryParser) lit(s string) {
+	if p.bad || !bytes.HasPrefix(p.b, []byte(s)) {
+		p.bad = true
+		return
+	}
+	p.b = p.b[len(s):]
+}
+
+// host consumes a string's text and its closing quote: printable ASCII
+// without escapes, which json decodes to itself.
+func (p *deliveryParser) host() string {
+	for i := 0; i < len(p.b) && !p.bad; i++ {
+		switch c := p.b[i]; {
+		case c == '"':
+			h := string(p.b[:i])
+			p.b = p.b[i+1:]
+			return h
+		case c < 0x20 || c >= 0x7f || c == '\\':
+			p.bad = true
+		}
+	}
+	p.bad = true
+	return ""
+}
+
+// number consumes a JSON number token: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?,
+// the fraction and exponent only when frac.
+func (p *deliveryParser) number(frac bool) []byte {
+	b, i := p.b, 0
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i, n = i+1, n+1
+		}
+		return n
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	start := i
+	if n := digits(); n == 0 || (n > 1 && b[start] == '0') {
+		p.bad = true
+		return nil
+	}
+	if frac && i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			p.bad = true
+			return nil
+		}
+	}
+	if frac && i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			p.bad = true
+			return nil
+		}
+	}
+	p.b = b[i:]
+	return b[:i]
+}
+
+func (p *deliveryParser) int(bits int) int64 {
+	if p.bad {
+		return 0
+	}
+	v, err := strconv.ParseInt(string(p.number(false)), 10, bits)
+	p.bad = p.bad || err != nil
+	return v
+}
+
+func (p *deliveryParser) uint(bits int) uint64 {
+	if p.bad {
+		return 0
+	}
+	v, err := strconv.ParseUint(string(p.number(false)), 10, bits)
+	p.bad = p.bad || err != nil
+	return v
+}
+
+func (p *deliveryParser) float() float64 {
+	if p.bad {
+		return 0
+	}
+	v, err := strconv.ParseFloat(string(p.number(true)), 64)
+	p.bad = p.bad || err != nil
+	return v
+}

@@ -1,0 +1,137 @@
+package ha_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/ha"
+)
+
+// TestAppendDeliveryJSONIsEncodingJSON: every line AppendDeliveryJSON
+// writes is byte for byte what encoding/json writes, for edge values
+// (exponent notation at both ends, -0, the largest integers) and random
+// tuples; events it cannot write exactly (other kinds, extra fields, host
+// names json escapes, values json refuses) are left to the encoder.
+func TestAppendDeliveryJSONIsEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	values := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e-6, 9.99999e-7, 1e-7, 1.5e-9, 1e20, 1e21, 123456789e13,
+		-1e-300, math.SmallestNonzeroFloat64, math.MaxFloat64, -math.MaxFloat64, 0.23080400712019022, 1e-10, 5e-324}
+	for range 3000 {
+		values = append(values, math.Float64frombits(r.Uint64()), r.NormFloat64()*math.Pow(10, float64(r.IntN(60)-30)))
+	}
+	written := 0
+	for i, v := range values {
+		host := []string{"sink", "B.1", "", "s<1>", "a&b", "é", "q\"", "tab\t"}[i%8]
+		e := ha.Event{T: time.Duration(r.Int64N(1e12)) - 5e11, Kind: ha.EvDeliver, Host: host, Tuple: &ha.Tuple{
+			Stream: uint8(r.IntN(2)), Seq: r.Uint64(), Key: r.Uint32(), Time: r.Int64() - r.Int64(), Emit: -r.Int64N(1e12),
+			Value: v, ID: ha.OutputID{Kind: ha.IDKind(r.IntN(3)), Key: r.Uint32(), X: r.Int64() - r.Int64()},
+			Lineage: ha.Lineage{N: r.Uint32(), Hash: math.MaxUint64 - r.Uint64N(3)}}}
+		got, ok := ha.AppendDeliveryJSON([]byte("prefix"), &e)
+		want, err := json.Marshal(&e)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			require.False(t, ok, "%v", v)
+			require.Error(t, err)
+			continue
+		}
+		require.NoError(t, err)
+		plain := host == "sink" || host == "B.1" || host == ""
+		require.Equal(t, plain, ok, "host %q", host)
+		if ok {
+			require.Equal(t, "prefix"+string(want)+"\n", string(got))
+			written++
+		} else {
+			require.Equal(t, "prefix", string(got), "nothing appended")
+		}
+	}
+	assert.Greater(t, written, 2000)
+	for _, e := range []ha.Event{
+		{T: 5, Kind: ha.EvCrash, Host: "B"},
+		{T: 6, Kind: ha.EvDeliver, Host: "sink", Tuple: &ha.Tuple{}, Note: "x"},
+		{T: 6, Kind: ha.EvDeliver, Host: "sink", Tuple: &ha.Tuple{}, Seq: 1},
+		{T: 6, Kind: ha.EvDeliver, Host: "sink"},
+		{T: 7, Kind: ha.EvStats, Host: "A", Stats: &ha.NodeStats{Role: "primary", Messages: 3}},
+	} {
+		_, ok := ha.AppendDeliveryJSON(nil, &e)
+		assert.False(t, ok, "%+v", e)
+	}
+}
+
+// TestParseDeliveryAgreesWithJSON: whatever delivery line the hand parser
+// accepts, encoding/json decodes to the same event — on the lines
+// WriteTrace writes and on 200 000 random mutations of them — and it
+// accepts every line WriteTrace writes for a plain delivery.
+func TestParseDeliveryAgreesWithJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var got ha.Tuple
+	accepted := 0
+	for i := range 2000 {
+		v := math.Float64frombits(r.Uint64())
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			v = r.NormFloat64()
+		}
+		tu := ha.Tuple{Stream: uint8(r.IntN(2)), Seq: r.Uint64(), Key: r.Uint32(), Time: r.Int64() - r.Int64(),
+			Emit: r.Int64N(1e12), Value: v, ID: ha.OutputID{Kind: ha.IDKind(r.IntN(3)), Key: r.Uint32(), X: -r.Int64N(9)},
+			Lineage: ha.Lineage{N: r.Uint32(), Hash: r.Uint64()}}
+		e := ha.Event{T: time.Duration(r.Int64N(1e12)), Kind: ha.EvDeliver, Host: []string{"sink", "", "C.1"}[i%3], Tuple: &tu}
+		line, ok := ha.AppendDeliveryJSON(nil, &e)
+		require.True(t, ok)
+		line = line[:len(line)-1] // the newline
+		pe, ok := ha.ParseDeliveryJSON(line, &got)
+		require.True(t, ok, "%s", line)
+		assert.Equal(t, e.T, pe.T)
+		assert.Equal(t, e.Host, pe.Host)
+		assert.Equal(t, tu, got)
+
+		for range 100 {
+			m := mutate(r, line)
+			pe, ok := ha.ParseDeliveryJSON(m, &got)
+			var je ha.Event
+			err := json.Unmarshal(m, &je)
+			if !ok {
+				continue
+			}
+			accepted++
+			require.NoError(t, err, "the parser took what json refuses: %s", m)
+			require.NotNil(t, je.Tuple, "%s", m)
+			pe.Tuple = nil
+			assert.Equal(t, *je.Tuple, got, "%s", m)
+			je.Tuple = nil
+			require.Equal(t, je, pe, "%s", m)
+		}
+	}
+	t.Logf("%d mutated lines accepted by both", accepted)
+	assert.Positive(t, accepted)
+}
+
+// mutate changes line in one random way: a byte replaced, inserted or
+// deleted, or a number token replaced by another number's text.
+func mutate(r *rand.Rand, line []byte) []byte {
+	m := bytes.Clone(line)
+	i := r.IntN(len(m))
+	alphabet := []byte(`0123456789-+.eE"{},:\ x<`)
+	switch r.IntN(4) {
+	case 0:
+		m[i] = alphabet[r.IntN(len(alphabet))]
+	case 1:
+		m = append(m[:i], append([]byte{alphabet[r.IntN(len(alphabet))]}, m[i:]...)...)
+	case 2:
+		m = append(m[:i], m[i+1:]...)
+	default:
+		nums := []string{"0", "-0", "00", "1e3", "1E+3", "-1", "256", "4294967296", "18446744073709551616",
+			"9223372036854775808", "1.5", "1e999", ".5", "5.", "0.0", "-"}
+		j := i
+		for j < len(m) && (m[j] >= '0' && m[j] <= '9' || m[j] == '-' || m[j] == '.' || m[j] == 'e' || m[j] == 'E' || m[j] == '+') {
+			j++
+		}
+		m = append(m[:i], append([]byte(nums[r.IntN(len(nums))]), m[j:]...)...)
+	}
+	return m
+}
+
