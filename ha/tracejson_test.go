@@ -134,4 +134,3 @@ func mutate(r *rand.Rand, line []byte) []byte {
 	}
 	return m
 }
-
