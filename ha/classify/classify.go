@@ -79,7 +79,7 @@
 // explanations (an empty, non-nil slice).
 //
 // Classify is deterministic: the same input always gives an identical Result.
-// It runs in time linear in the size of the logs (maps keyed by id, no
+// It runs in time linear in the size of the logs (a hash table of ids, no
 // formatting per delivery), about a second or less for a million outputs.
 package classify
 
