@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -51,6 +52,14 @@ func TestAppendDeliveryJSONIsEncodingJSON(t *testing.T) {
 		}
 	}
 	assert.Greater(t, written, 2000)
+	// AppendDeliveryJSON checks that every field of Event but the
+	// delivery's own is empty: a new field must be added there too.
+	var fields []string
+	for f := range reflect.TypeFor[ha.Event]().Fields() {
+		fields = append(fields, f.Name)
+	}
+	assert.Equal(t, []string{"T", "Kind", "Host", "Peer", "Frag", "Epoch", "Seq", "N", "Note", "Tuple", "Stats"}, fields,
+		"Event changed: update AppendDeliveryJSON and ParseDeliveryJSON")
 	for _, e := range []ha.Event{
 		{T: 5, Kind: ha.EvCrash, Host: "B"},
 		{T: 6, Kind: ha.EvDeliver, Host: "sink", Tuple: &ha.Tuple{}, Note: "x"},
