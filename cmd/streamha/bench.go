@@ -83,7 +83,8 @@ func newBenchCmd() *cobra.Command {
 			"CPU against no HA on real processes (medians of 5 paired rounds, 3 with --quick: about 3 minutes).\n" +
 			"Every timed figure is repeated and the median is printed with the spread (max/min) so noise is\n" +
 			"visible. --scaling also measures how the simulator's time and memory grow with tuples, nodes and\n" +
-			"keys and writes PNG plots (see docs/benchmarks.md).",
+			"keys and writes PNG plots, then the time and peak heap of a whole `streamha run` of the largest\n" +
+			"every-output experiment (10 M tuples, about 2 minutes; 1 M with --quick; see docs/benchmarks.md).",
 		Example: "  streamha bench --quick\n  streamha bench\n  streamha bench --quick --scaling --img docs/img",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
@@ -757,6 +758,38 @@ func benchScaling(out, errw io.Writer, size benchSize, img string) error {
 		return err
 	}
 	fmt.Fprintf(out, "plots written to %s/scaling-{tuples,tuples-map,nodes,keys}.png\n", img)
+	return benchWholeRun(out, errw, size.scaleTuples[len(size.scaleTuples)-1])
+}
+
+// benchWholeRun measures a whole `streamha run` — reference run, every
+// strategy with and without the crash, classification, run directory and
+// report written — of the every-tuple-delivered chain of n tuples with a
+// crash of the middle node half-way: the memory target is about a whole
+// experiment, not the simulator alone.
+func benchWholeRun(out, errw io.Writer, n int) error {
+	yaml := chainYAML(n, 3) + fmt.Sprintf("faults: [{at: %s, crash: N1}]\n",
+		time.Duration(float64(n)/scaleRate/2*float64(time.Second)))
+	e, err := sim.Parse([]byte(yaml), "whole-run")
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "streamha-bench-whole-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	names := strategies.Names(false)
+	fmt.Fprintf(errw, "bench: whole run of %s every-output tuples, %d strategies…\n", human(float64(n)), len(names))
+	p, err := measure(func() (int64, error) {
+		_, err := compareInto(e, names, dir, nil, "")
+		return 0, err
+	})
+	if err != nil {
+		return fmt.Errorf("whole run: %w", err)
+	}
+	fmt.Fprintf(out, "\nwhole streamha run, %s tuples through 3 map nodes (every tuple delivered), crash of N1, %s, run directory written:\n"+
+		"  %s wall, peak heap %.0f MiB (target for a 10 M-tuple experiment: < 2 GiB; heap objects, live and not yet collected)\n",
+		human(float64(n)), strings.Join(names, ", "), p.wall.Round(time.Millisecond), float64(p.peakHeap)/(1<<20))
 	return nil
 }
 
