@@ -237,7 +237,8 @@ func (t *Trace) Add(e Event) {
 	t.dels.Append(Delivery{T: e.T, Tuple: *e.Tuple})
 }
 
-// Len is the number of events, deliveries included.
+// Len is the number of events, deliveries included (a latencies-only
+// trace keeps none): what All yields.
 func (t *Trace) Len() int {
 	if t == nil {
 		return 0
