@@ -143,3 +143,27 @@ func mutate(r *rand.Rand, line []byte) []byte {
 	}
 	return m
 }
+
+// FuzzParseDeliveryJSON: on any line the parser never panics, and what it
+// accepts encoding/json decodes to the same event.
+func FuzzParseDeliveryJSON(f *testing.F) {
+	e := ha.Event{T: 1125000, Kind: ha.EvDeliver, Host: "sink", Tuple: &ha.Tuple{Seq: 1, Time: 50000, Emit: 50000,
+		Value: 0.23080400712019022, ID: ha.OutputID{X: 1}, Lineage: ha.Lineage{N: 1, Hash: 6238072747940578789}}}
+	line, _ := ha.AppendDeliveryJSON(nil, &e)
+	f.Add(line[:len(line)-1])
+	f.Add([]byte(`{"t":-0,"kind":"deliver","tuple":{"Stream":0,"Seq":0,"Key":0,"Time":0,"Emit":0,"Value":1E+3,"ID":{"Kind":0,"Key":0,"X":0},"Lineage":{"N":0,"Hash":0}}}`))
+	f.Add([]byte(`{"t":1,"kind":"crash","host":"B"}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var got ha.Tuple
+		pe, ok := ha.ParseDeliveryJSON(line, &got)
+		if !ok {
+			return
+		}
+		var je ha.Event
+		require.NoError(t, json.Unmarshal(line, &je), "the parser took what json refuses: %q", line)
+		require.NotNil(t, je.Tuple)
+		require.Equal(t, *je.Tuple, got)
+		pe.Tuple, je.Tuple = nil, nil
+		require.Equal(t, je, pe)
+	})
+}
