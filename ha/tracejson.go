@@ -2,13 +2,53 @@ package ha
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
 	"math"
 	"strconv"
 	"time"
 )
 
-// The JSON Lines form of trace deliveries, written and read by hand (the
-// rest of a trace goes through encoding/json).
+// The JSON Lines form of a trace, one event per line: deliveries, nearly
+// every line of a long run, are written and read by hand, the rest with
+// encoding/json.
+
+// EventWriter writes trace events to w as JSON Lines, exactly as a
+// json.Encoder would, deliveries without reflection.
+type EventWriter struct {
+	w    io.Writer
+	enc  *json.Encoder
+	line []byte
+}
+
+// NewEventWriter returns an EventWriter on w (buffer w: one Write per event).
+func NewEventWriter(w io.Writer) *EventWriter {
+	return &EventWriter{w: w, enc: json.NewEncoder(w), line: make([]byte, 0, 256)}
+}
+
+// Write writes e as one line.
+func (w *EventWriter) Write(e *Event) error {
+	line, ok := AppendDeliveryJSON(w.line[:0], e)
+	if !ok {
+		return w.enc.Encode(e)
+	}
+	w.line = line
+	_, err := w.w.Write(line)
+	return err
+}
+
+// UnmarshalEventLine decodes one trace line. A delivery in the form
+// AppendDeliveryJSON writes is parsed by hand and its tuple stored in
+// *scratch (the event's Tuple then points to it: copy it to keep it past
+// the next call); anything else goes through encoding/json.
+func UnmarshalEventLine(line []byte, scratch *Tuple) (Event, error) {
+	if e, ok := ParseDeliveryJSON(line, scratch); ok {
+		return e, nil
+	}
+	var e Event
+	err := json.Unmarshal(line, &e)
+	return e, err
+}
 
 // AppendDeliveryJSON appends delivery event e as one line exactly as
 // json.Encoder writes it, newline included, or returns b unchanged and

@@ -44,21 +44,9 @@ func WriteTrace(path string, trace *ha.Trace) error {
 		return fmt.Errorf("write trace: %w", err)
 	}
 	w := bufio.NewWriterSize(f, 1<<16) // a syscall per 64 KiB, not per 4
-	enc := json.NewEncoder(w)
-	line := make([]byte, 0, 256)
+	ew := ha.NewEventWriter(w)
 	for e := range trace.All() {
-		// Deliveries, nearly every line of a long run, are written by
-		// hand: encoding/json's reflection was most of the time a
-		// ten-million-output run spent writing its traces.
-		var ok bool
-		if line, ok = ha.AppendDeliveryJSON(line[:0], &e); ok {
-			if _, err := w.Write(line); err != nil {
-				f.Close()
-				return fmt.Errorf("write %s: %w", path, err)
-			}
-			continue
-		}
-		if err := enc.Encode(&e); err != nil {
+		if err := ew.Write(&e); err != nil {
 			f.Close()
 			return fmt.Errorf("write %s: %w", path, err)
 		}
@@ -83,21 +71,17 @@ func ReadTrace(path string) (*ha.Trace, error) {
 	out := &ha.Trace{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<16), maxTraceLine)
-	var t ha.Tuple
+	var scratch ha.Tuple
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Bytes()
-		if e, ok := ha.ParseDeliveryJSON(line, &t); ok {
-			out.Add(e) // Add copies the tuple
-			continue
-		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var e ha.Event
-		if err := json.Unmarshal(line, &e); err != nil {
+		e, err := ha.UnmarshalEventLine(line, &scratch)
+		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
-		out.Add(e)
+		out.Add(e) // Add copies a delivery's tuple
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -959,6 +959,7 @@ func ReadTraceTolerant(path string) ([]ha.Event, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	var pendingErr error
+	var scratch ha.Tuple
 	for sc.Scan() {
 		if pendingErr != nil {
 			return nil, pendingErr
@@ -967,15 +968,15 @@ func ReadTraceTolerant(path string) ([]ha.Event, error) {
 		if len(line) == 0 {
 			continue
 		}
-		if e, ok := ha.ParseDeliveryJSON(line, new(ha.Tuple)); ok {
-			out = append(out, e)
-			continue
-		}
-		var e ha.Event
-		if err := json.Unmarshal(line, &e); err != nil {
+		e, err := ha.UnmarshalEventLine(line, &scratch)
+		if err != nil {
 			// Only the last line may be partial.
 			pendingErr = fmt.Errorf("%s: %w", path, err)
 			continue
+		}
+		if e.Tuple == &scratch { // the events are kept: each its own tuple
+			t := scratch
+			e.Tuple = &t
 		}
 		out = append(out, e)
 	}

@@ -180,8 +180,7 @@ type clusterEnv struct {
 	base   time.Time     // monotonic reading at process start
 	offset time.Duration // base − start instant
 	trace  *bufio.Writer
-	enc    *json.Encoder
-	line   []byte // a delivery's trace line (ha.AppendDeliveryJSON)
+	events *ha.EventWriter // on trace
 	tErr   error
 
 	timers timerQueue
@@ -222,14 +221,7 @@ func (e *clusterEnv) Trace(ev ha.Event) {
 	if e.tErr != nil {
 		return
 	}
-	var err error
-	if line, ok := ha.AppendDeliveryJSON(e.line[:0], &ev); ok {
-		e.line = line
-		_, err = e.trace.Write(line)
-	} else {
-		err = e.enc.Encode(&ev)
-	}
-	if err != nil {
+	if err := e.events.Write(&ev); err != nil {
 		e.tErr = err
 		e.r.log.Printf("trace: %v (tracing stopped)", err)
 	}
@@ -427,7 +419,7 @@ func newRunner(o NodeOptions) (*runner, error) {
 		r: r, rng: sim.Seeded(e.Seed, "node", o.Host), base: base, offset: base.Sub(start),
 	}
 	r.env.trace = bufio.NewWriterSize(f, 256<<10)
-	r.env.enc = json.NewEncoder(r.env.trace)
+	r.env.events = ha.NewEventWriter(r.env.trace)
 	traceFile := f
 	ok := false
 	defer func() {
