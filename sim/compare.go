@@ -90,11 +90,6 @@ func Compare(e *Experiment, names []string) (*Comparison, error) {
 	return CompareWith(e, names, CompareOptions{})
 }
 
-// CompareProgress is Compare, telling progress (when not nil) each stage.
-func CompareProgress(e *Experiment, names []string, progress Progress) (*Comparison, error) {
-	return CompareWith(e, names, CompareOptions{Progress: progress})
-}
-
 // CompareWith is Compare with options.
 func CompareWith(e *Experiment, names []string, opts CompareOptions) (*Comparison, error) {
 	progress := opts.Progress
