@@ -122,11 +122,10 @@ func LatencyFigure(name, strategy string, faulty *ha.Trace, rec metrics.Recovery
 	if ds.Len() == 0 {
 		return single(name, title, []string{"no output delivered"}, emptyPlot(title, "the sink received no output"))
 	}
-	lat := make(plotter.XYs, 0, ds.Len())
-	for _, d := range ds.All() {
-		lat = append(lat, plotter.XY{X: d.T.Seconds(), Y: float64(d.Latency()) / 1e6})
-	}
-	lat = thinMax(lat, maxPoints)
+	lat := thinMax(ds.Len(), maxPoints, func(i int) plotter.XY {
+		d := ds.At(i)
+		return plotter.XY{X: d.T.Seconds(), Y: float64(d.Latency()) / 1e6}
+	})
 	ss, notes := cleanSeries([]series{{Name: "latency", XY: lat}}, false, true)
 	ms, windows := runMarkers(faulty, rec)
 
@@ -202,32 +201,42 @@ func niceBin(b float64) float64 {
 	return 10 * p
 }
 
-// thinMax keeps at most about n points of a time series, keeping the
-// largest y in each of n/2 equal time buckets (peaks survive) plus the
-// first point.
-func thinMax(xy plotter.XYs, n int) plotter.XYs {
-	if len(xy) <= n || n < 2 {
+// thinMax keeps at most about limit of the n points of a time series
+// (at(i) is point i, in time order), keeping the largest y in each of
+// limit/2 equal time buckets (peaks survive) plus the first point. It reads
+// the points in place: a long run's series is never built whole.
+func thinMax(n, limit int, at func(i int) plotter.XY) plotter.XYs {
+	all := func(k int) plotter.XYs {
+		xy := make(plotter.XYs, k)
+		for i := range xy {
+			xy[i] = at(i)
+		}
 		return xy
 	}
-	buckets := n / 2
-	lo, hi := xy[0].X, xy[len(xy)-1].X
+	if n <= limit || limit < 2 {
+		return all(n)
+	}
+	buckets := limit / 2
+	lo, hi := at(0).X, at(n-1).X
 	if hi <= lo {
-		return xy[:n]
+		return all(limit)
 	}
 	best := make([]int, buckets)
+	bestY := make([]float64, buckets)
 	for i := range best {
 		best[i] = -1
 	}
-	for i, p := range xy {
+	for i := range n {
+		p := at(i)
 		b := min(buckets-1, int((p.X-lo)/(hi-lo)*float64(buckets)))
-		if best[b] < 0 || p.Y > xy[best[b]].Y {
-			best[b] = i
+		if best[b] < 0 || p.Y > bestY[b] {
+			best[b], bestY[b] = i, p.Y
 		}
 	}
-	out := plotter.XYs{xy[0]}
+	out := plotter.XYs{at(0)}
 	for _, i := range best {
 		if i > 0 {
-			out = append(out, xy[i])
+			out = append(out, at(i))
 		}
 	}
 	return out
@@ -253,11 +262,25 @@ func outputFigure(name, strategy string, reference, faulty *ha.Trace, rec metric
 	}
 	// Positions come from the classifier's id numbering: an output sits at
 	// the first expected position of its id.
+	// The expected and the correct outputs are thinned as they are
+	// collected (every k-th), the anomalies all kept.
 	x := res.Index
 	var expXY, okXY, dupXY, wrongXY, spurXY, missXY plotter.XYs
+	kExp := stride(exp.Len(), maxPoints)
 	for i, d := range exp.All() {
-		expXY = append(expXY, plotter.XY{X: d.T.Seconds(), Y: float64(i)})
+		if i%kExp == 0 {
+			expXY = append(expXY, plotter.XY{X: d.T.Seconds(), Y: float64(i)})
+		}
 	}
+	nOK := 0
+	for _, st := range res.Status {
+		switch st {
+		case classify.StatusDuplicate, classify.StatusWrong, classify.StatusSpurious:
+		default:
+			nOK++
+		}
+	}
+	kOK, iOK := stride(nOK, maxPoints), 0
 	delivered := make([]bool, len(x.First))
 	last := 0.0
 	for i, d := range obs.All() {
@@ -275,7 +298,10 @@ func outputFigure(name, strategy string, reference, faulty *ha.Trace, rec metric
 		case classify.StatusSpurious:
 			spurXY = append(spurXY, xy)
 		default:
-			okXY = append(okXY, xy)
+			if iOK%kOK == 0 {
+				okXY = append(okXY, xy)
+			}
+			iOK++
 		}
 	}
 	for id, first := range x.First { // the missing ids, in expected order
@@ -284,11 +310,9 @@ func outputFigure(name, strategy string, reference, faulty *ha.Trace, rec metric
 		}
 	}
 	var notes []string
-	if len(okXY) > maxPoints {
-		notes = append(notes, fmt.Sprintf("every %d-th correct output drawn", (len(okXY)+maxPoints-1)/maxPoints))
-		okXY = every(okXY, maxPoints)
+	if kOK > 1 {
+		notes = append(notes, fmt.Sprintf("every %d-th correct output drawn", kOK))
 	}
-	expXY = every(expXY, maxPoints)
 
 	p := newPlot(title, "delivery time (s)", "position in the failure-free output", notes)
 	p.Legend.Top, p.Legend.Left = true, true
@@ -341,17 +365,13 @@ func recoveryText(r classify.Result) string {
 	return fmt.Sprintf("%s: %d missing, %d duplicate, %d wrong", r.Label(), r.Missing, r.Duplicates, r.Wrong)
 }
 
-// every keeps about n evenly spaced points.
-func every(xy plotter.XYs, n int) plotter.XYs {
-	if len(xy) <= n {
-		return xy
+// stride is the step that keeps about limit of n evenly spaced points
+// (every k-th from the first): 1 when n ≤ limit.
+func stride(n, limit int) int {
+	if n <= limit {
+		return 1
 	}
-	k := (len(xy) + n - 1) / n
-	var out plotter.XYs
-	for i := 0; i < len(xy); i += k {
-		out = append(out, xy[i])
-	}
-	return out
+	return (n + limit - 1) / limit
 }
 
 // RunFigures renders the latency/throughput and output-timeline figures
