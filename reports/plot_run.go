@@ -14,6 +14,7 @@ import (
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/sim"
 )
 
 // maxPoints bounds the points drawn per series in run figures; beyond it
@@ -374,30 +375,15 @@ func stride(n, limit int) int {
 	return (n + limit - 1) / limit
 }
 
-// RunFigures renders the latency/throughput and output-timeline figures
-// of every strategy of a comparison (traces in runs, parallel to names).
-func RunFigures(reference *ha.Trace, names []string, traces []*ha.Trace, recs []metrics.Recovery) ([]Figure, error) {
-	var figs []Figure
-	for i, n := range names {
-		res := metrics.Classify(reference.Deliveries(), traces[i].Deliveries(), nil)
-		fs, err := strategyFigures(reference, traces[i], n, recs[i], res)
-		if err != nil {
-			return nil, err
-		}
-		figs = append(figs, fs...)
-	}
-	return figs, nil
-}
-
 // strategyFigures are one strategy's latency/throughput and output-timeline
-// figures; res is its faulty run classified against the reference.
-func strategyFigures(reference, faulty *ha.Trace, strategy string, rec metrics.Recovery, res classify.Result) ([]Figure, error) {
-	stem := sanitizeName(strategy)
-	f, err := LatencyFigure("latency-"+stem, strategy, faulty, rec)
+// figures, drawn from its faulty run classified against the reference.
+func strategyFigures(run sim.FaultyRun) ([]Figure, error) {
+	stem := sanitizeName(run.Strategy)
+	f, err := LatencyFigure("latency-"+stem, run.Strategy, run.Trace, run.Recovery)
 	if err != nil {
 		return nil, err
 	}
-	g, err := outputFigure("outputs-"+stem, strategy, reference, faulty, rec, res)
+	g, err := outputFigure("outputs-"+stem, run.Strategy, run.Reference, run.Trace, run.Recovery, run.Classes)
 	if err != nil {
 		return nil, err
 	}

@@ -185,7 +185,7 @@ func (d *RunDir) AddRun(run sim.FaultyRun) error {
 // AddFigures draws a strategy's figures from its classification against
 // the reference run, for the report.
 func (d *RunDir) AddFigures(run sim.FaultyRun) error {
-	figs, err := strategyFigures(run.Reference, run.Trace, run.Strategy, run.Recovery, run.Classes)
+	figs, err := strategyFigures(run)
 	if err != nil {
 		return err
 	}
@@ -218,17 +218,13 @@ func WriteRunReport(dir string, r *metrics.Result, reference *ha.Trace, traces [
 	if len(traces) != len(r.Runs) {
 		return nil, fmt.Errorf("run report: %d traces for %d runs", len(traces), len(r.Runs))
 	}
-	var names []string
-	var recs []metrics.Recovery
-	for _, run := range r.Runs {
-		names = append(names, run.Strategy)
-		recs = append(recs, run.Recovery)
+	d := &RunDir{dir: dir}
+	for i, run := range r.Runs {
+		if err := d.AddFigures(Classified(reference, traces[i], run)); err != nil {
+			return nil, err
+		}
 	}
-	figs, err := RunFigures(reference, names, traces, recs)
-	if err != nil {
-		return nil, err
-	}
-	return figs, writeRunDoc(dir, r, figs)
+	return d.figs, d.WriteReport(r)
 }
 
 // writeRunDoc writes the report documents and figures of a run.

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
 )
 
@@ -100,19 +98,14 @@ func WriteSweepReport(dir string, meta *SweepMeta, points []PointResult) ([]Figu
 	if err != nil {
 		return nil, err
 	}
-	cmp, err := sim.Compare(e, sw.Strategies)
+	var runFigs []Figure
+	cmp, err := sim.CompareWith(e, sw.Strategies, sim.CompareOptions{Faulty: func(run sim.FaultyRun) error {
+		fs, err := strategyFigures(run)
+		runFigs = append(runFigs, fs...)
+		return err
+	}})
 	if err != nil {
 		return nil, fmt.Errorf("representative point: %w", err)
-	}
-	names := make([]string, len(cmp.Runs))
-	recs := make([]metrics.Recovery, len(cmp.Runs))
-	trs := make([]*ha.Trace, len(cmp.Runs))
-	for i, r := range cmp.Runs {
-		names[i], recs[i], trs[i] = r.Run.Strategy, r.Run.Recovery, r.Trace
-	}
-	runFigs, err := RunFigures(cmp.Reference, names, trs, recs)
-	if err != nil {
-		return nil, err
 	}
 	rows := Aggregate(points)
 	d := &document{title: fmt.Sprintf("streamha sweep: %s", sw.Name)}
