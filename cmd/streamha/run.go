@@ -153,6 +153,11 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 // trace is dropped once handled (written, or unwritten with dir ""), so a
 // long experiment holds one at a time however many strategies run.
 func compareInto(e *sim.Experiment, names []string, dir string, progress sim.Progress, command string) (*sim.Comparison, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	// A Faulty callback takes each run's trace from the comparison; with
+	// no directory it just lets the trace go.
 	opts := sim.CompareOptions{Progress: progress, Faulty: func(sim.FaultyRun) error { return nil }}
 	var rd *reports.RunDir
 	if dir != "" {
@@ -161,9 +166,7 @@ func compareInto(e *sim.Experiment, names []string, dir string, progress sim.Pro
 			return nil, err
 		}
 		opts.Faulty = func(run sim.FaultyRun) error {
-			if progress != nil {
-				progress(run.Strategy + ": writing its trace and figures")
-			}
+			progress(run.Strategy + ": writing its trace and figures")
 			return rd.AddRun(run)
 		}
 	}
@@ -173,9 +176,7 @@ func compareInto(e *sim.Experiment, names []string, dir string, progress sim.Pro
 	}
 	cmp.Result.Command = command
 	if rd != nil {
-		if progress != nil {
-			progress("writing the reference trace and the report")
-		}
+		progress("writing the reference trace and the report")
 		reports.AddModelsFromConfig(cmp.Result)
 		if err := rd.Finish(cmp.Result, cmp.Reference); err != nil {
 			return nil, err
