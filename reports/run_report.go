@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
@@ -131,7 +132,7 @@ func modelTable(runs []metrics.Run) *table {
 
 // WriteRunDir writes a run directory — result.json, the reference trace,
 // one trace per strategy (traces parallel to r.Runs) — and its report: the
-// counterpart of LoadRunDir, for simulated and cluster runs alike.
+// counterpart of RenderRunDir, for simulated and cluster runs alike.
 func WriteRunDir(dir string, r *metrics.Result, reference *ha.Trace, traces []*ha.Trace) error {
 	if len(traces) != len(r.Runs) {
 		return fmt.Errorf("run directory: %d traces for %d runs", len(traces), len(r.Runs))
@@ -141,16 +142,16 @@ func WriteRunDir(dir string, r *metrics.Result, reference *ha.Trace, traces []*h
 		return err
 	}
 	for i, run := range r.Runs {
-		if err := d.AddRun(Classified(reference, traces[i], run)); err != nil {
+		if err := d.AddRun(classified(reference, traces[i], run)); err != nil {
 			return err
 		}
 	}
 	return d.Finish(r, reference)
 }
 
-// Classified is a finished run's faulty trace classified against the
+// classified is a finished run's faulty trace classified against the
 // reference, as RunDir takes it.
-func Classified(reference, faulty *ha.Trace, run metrics.Run) sim.FaultyRun {
+func classified(reference, faulty *ha.Trace, run metrics.Run) sim.FaultyRun {
 	return sim.FaultyRun{Strategy: run.Strategy, Reference: reference, Trace: faulty, Recovery: run.Recovery,
 		Classes: metrics.Classify(reference.Deliveries(), faulty.Deliveries(), nil)}
 }
@@ -174,17 +175,17 @@ func NewRunDir(dir string) (*RunDir, error) {
 	return &RunDir{dir: dir}, nil
 }
 
-// AddRun writes a strategy's faulty trace and draws its figures (AddFigures).
+// AddRun writes a strategy's faulty trace and draws its figures.
 func (d *RunDir) AddRun(run sim.FaultyRun) error {
 	if err := WriteTrace(TraceFile(d.dir, run.Strategy), run.Trace); err != nil {
 		return err
 	}
-	return d.AddFigures(run)
+	return d.addFigures(run)
 }
 
-// AddFigures draws a strategy's figures from its classification against
+// addFigures draws a strategy's figures from its classification against
 // the reference run, for the report.
-func (d *RunDir) AddFigures(run sim.FaultyRun) error {
+func (d *RunDir) addFigures(run sim.FaultyRun) error {
 	figs, err := strategyFigures(run)
 	if err != nil {
 		return err
@@ -202,13 +203,8 @@ func (d *RunDir) Finish(r *metrics.Result, reference *ha.Trace) error {
 	if err := WriteTrace(filepath.Join(d.dir, ReferenceFile), reference); err != nil {
 		return err
 	}
-	return d.WriteReport(r)
+	return writeRunDoc(d.dir, r, d.figs)
 }
-
-// WriteReport writes the report documents and the figures drawn so far
-// (`streamha report` re-renders a saved directory this way, one trace at
-// a time).
-func (d *RunDir) WriteReport(r *metrics.Result) error { return writeRunDoc(d.dir, r, d.figs) }
 
 // WriteRunReport writes the report of one `streamha run` into dir:
 // report.md, report.html, results.csv, results.json and, per strategy, the
@@ -220,11 +216,11 @@ func WriteRunReport(dir string, r *metrics.Result, reference *ha.Trace, traces [
 	}
 	d := &RunDir{dir: dir}
 	for i, run := range r.Runs {
-		if err := d.AddFigures(Classified(reference, traces[i], run)); err != nil {
+		if err := d.addFigures(classified(reference, traces[i], run)); err != nil {
 			return nil, err
 		}
 	}
-	return d.figs, d.WriteReport(r)
+	return d.figs, writeRunDoc(d.dir, r, d.figs)
 }
 
 // writeRunDoc writes the report documents and figures of a run.
@@ -312,24 +308,41 @@ func joinSemi(xs []string) string {
 	return s
 }
 
-// LoadRunDir reads a run directory written by `streamha run`: result.json,
-// the reference trace and each strategy's trace.
-func LoadRunDir(dir string) (*metrics.Result, *ha.Trace, []*ha.Trace, error) {
+// ReadError is an error reading a saved directory's files: bad input, not
+// a failure to write the report.
+type ReadError struct{ Err error }
+
+func (e *ReadError) Error() string { return e.Err.Error() }
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// RenderRunDir re-renders the report and figures of a run directory written
+// by `streamha run` or `streamha cluster` from result.json and the traces,
+// reading one strategy's trace at a time (a long run's traces are each as
+// large as its output). A result without model estimates gets them from
+// its recorded experiment. Errors reading the directory are *ReadError.
+func RenderRunDir(dir string) error {
 	r, err := ReadResult(filepath.Join(dir, ResultFile))
 	if err != nil {
-		return nil, nil, nil, err
+		return &ReadError{err}
+	}
+	if !slices.ContainsFunc(r.Runs, func(run metrics.Run) bool { return run.Model != nil }) {
+		AddModelsFromConfig(r)
 	}
 	ref, err := ReadTrace(filepath.Join(dir, ReferenceFile))
 	if err != nil {
-		return nil, nil, nil, err
+		return &ReadError{err}
 	}
-	traces := make([]*ha.Trace, len(r.Runs))
-	for i, run := range r.Runs {
-		if traces[i], err = ReadTrace(TraceFile(dir, run.Strategy)); err != nil {
-			return nil, nil, nil, err
+	d := &RunDir{dir: dir}
+	for _, run := range r.Runs {
+		tr, err := ReadTrace(TraceFile(dir, run.Strategy))
+		if err != nil {
+			return &ReadError{err}
+		}
+		if err := d.addFigures(classified(ref, tr, run)); err != nil {
+			return err
 		}
 	}
-	return r, ref, traces, nil
+	return writeRunDoc(d.dir, r, d.figs)
 }
 
 // IsRunDir and IsSweepDir tell what a directory holds.

@@ -1,13 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/reports"
 )
 
@@ -48,35 +48,14 @@ func renderDir(out io.Writer, dir string) error {
 	return usage("%s: neither a run directory (result.json) nor a sweep directory (sweep.json)", dir)
 }
 
-// renderRunDir re-renders a saved run directory's report, reading one
-// strategy's trace at a time (a long run's traces are each as large as its
-// output). An unreadable result or trace is a usage error.
+// renderRunDir re-renders a saved run directory's report; an unreadable
+// result or trace is a usage error.
 func renderRunDir(dir string) error {
-	r, err := reports.ReadResult(filepath.Join(dir, reports.ResultFile))
-	if err != nil {
-		return usage("%s: %w", dir, err)
+	err := reports.RenderRunDir(dir)
+	if re := (*reports.ReadError)(nil); errors.As(err, &re) {
+		return usage("%s: %w", dir, re.Err)
 	}
-	if hasNoModel(r.Runs) {
-		reports.AddModelsFromConfig(r)
-	}
-	ref, err := reports.ReadTrace(filepath.Join(dir, reports.ReferenceFile))
-	if err != nil {
-		return usage("%s: %w", dir, err)
-	}
-	rd, err := reports.NewRunDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, run := range r.Runs {
-		tr, err := reports.ReadTrace(reports.TraceFile(dir, run.Strategy))
-		if err != nil {
-			return usage("%s: %w", dir, err)
-		}
-		if err := rd.AddFigures(reports.Classified(ref, tr, run)); err != nil {
-			return err
-		}
-	}
-	return rd.WriteReport(r)
+	return err
 }
 
 func newReportMergeCmd() *cobra.Command {
@@ -117,13 +96,4 @@ func newReportMergeCmd() *cobra.Command {
 	c.Flags().StringVar(&out, "out", "", "directory for the merged sweep (required)")
 	c.Flags().BoolVar(&noReport, "no-report", false, "merge points only, no plots or reports")
 	return c
-}
-
-func hasNoModel(runs []metrics.Run) bool {
-	for _, r := range runs {
-		if r.Model != nil {
-			return false
-		}
-	}
-	return true
 }
