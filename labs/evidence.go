@@ -53,7 +53,7 @@ func (r *run) rec() metrics.Recovery { return r.sr.Run.Recovery }
 func (r *run) label() string { return r.rec().Label() }
 
 // statusIDs returns the ids of deliveries with the given classifier label, in delivery order, once each.
-func (r *run) statusIDs(status string) []string {
+func (r *run) statusIDs(status classify.Status) []string {
 	var out []string
 	for i, s := range r.cls.Status {
 		if s == status {

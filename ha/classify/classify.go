@@ -83,7 +83,11 @@
 // formatting per delivery), about a second or less for a million outputs.
 package classify
 
-import "slices"
+import (
+	"errors"
+	"slices"
+	"strconv"
+)
 
 // Recovery types (Result.Type).
 const (
@@ -99,13 +103,45 @@ const (
 	SubtypeDivergent  = "divergent"
 )
 
+// Status is the label of one observed delivery (Result.Status), one byte
+// a delivery; its String and MarshalText give the texts "ok", "duplicate",
+// "wrong" and "spurious".
+type Status uint8
+
 // Delivery labels (Result.Status).
 const (
-	StatusOK        = "ok"
-	StatusDuplicate = "duplicate"
-	StatusWrong     = "wrong"
-	StatusSpurious  = "spurious"
+	StatusOK Status = iota
+	StatusDuplicate
+	StatusWrong
+	StatusSpurious
 )
+
+// statusTexts are the texts of the delivery labels, indexed by Status.
+var statusTexts = [...]string{
+	StatusOK:        "ok",
+	StatusDuplicate: "duplicate",
+	StatusWrong:     "wrong",
+	StatusSpurious:  "spurious",
+}
+
+// String is the label's text: "ok", "duplicate", "wrong" or "spurious"
+// ("Status(N)" for a value that is none of them).
+func (s Status) String() string {
+	if int(s) < len(statusTexts) {
+		return statusTexts[s]
+	}
+	return "Status(" + strconv.Itoa(int(s)) + ")"
+}
+
+// MarshalText encodes the label as its text (see String), so that JSON
+// shows it as "ok", "duplicate", "wrong" or "spurious"; a value that is
+// none of them is an error.
+func (s Status) MarshalText() ([]byte, error) {
+	if int(s) >= len(statusTexts) {
+		return nil, errors.New("classify: invalid delivery label " + s.String())
+	}
+	return []byte(statusTexts[s]), nil
+}
 
 // MaxExplanations is the number of anomaly sentences given before the rest
 // are summarised in one final sentence.
@@ -147,7 +183,7 @@ type Result struct {
 	Explanations []string `json:"explanations"`
 	// Status labels each observed delivery (parallel to the observed slice):
 	// StatusOK, StatusDuplicate, StatusWrong or StatusSpurious.
-	Status []string `json:"-"`
+	Status []Status `json:"-"`
 	// MissingIDs are the expected ids never delivered, in expected order.
 	MissingIDs []string `json:"-"`
 	// Index relates the two logs by id, for callers that compute more
@@ -173,7 +209,9 @@ type Source[I, K comparable] interface {
 	Len() int
 	// ID is output i's logical id.
 	ID(i int) I
-	// Entry is output i as the classifier compares it.
+	// Entry is output i as the classifier compares it. The classifier
+	// keeps no copy of it and may ask again for the same output, so it
+	// must give the same entry every time.
 	Entry(i int) Entry[K]
 	// Output is output i as text, for the explanations.
 	Output(i int) Output
@@ -191,8 +229,8 @@ type Entry[K comparable] struct {
 	HasT  bool
 }
 
-// item is what the classifier keeps of one output beyond its id and key
-// indices.
+// item is what the classifier compares of one output beyond its id and key,
+// read through its Source when needed rather than kept per output.
 type item struct {
 	val  uint64
 	n    int64
@@ -205,6 +243,17 @@ func itemOf[K comparable](e Entry[K]) item {
 	return item{val: e.Value, n: e.N, t: e.T, hasN: e.HasN, hasT: e.HasT}
 }
 
+// itemReader reads output i of src as an item.
+func itemReader[I, K comparable](src Source[I, K]) func(i int32) item {
+	return func(i int32) item { return itemOf(src.Entry(int(i))) }
+}
+
+// keyReader reads the key index of output i of src; every key of src must
+// be in keys already.
+func keyReader[I, K comparable](src Source[I, K], keys *keyTable[K]) func(i int32) int32 {
+	return func(i int32) int32 { return keys.get(src.Entry(int(i)).Key) }
+}
+
 // sameValue reports whether two outputs of the same id are identical: the
 // same value, and the same n when both carry one.
 func sameValue(a, b *item) bool {
@@ -212,10 +261,23 @@ func sameValue(a, b *item) bool {
 }
 
 // sameEO reports whether expected output e and observed output o are
-// identical: the same id, and sameValue.
+// identical: the same id, and sameValue. An observed output labelled ok
+// whose id is expected once was matched with that expected output, so the
+// two are identical without reading either.
 func (s *state) sameEO(e, o int32) bool {
-	return s.idOfExp[e] == s.idOfObs[o] && sameValue(&s.e[e], &s.o[o])
+	d := s.idOfObs[o]
+	if s.idOfExp[e] != d {
+		return false
+	}
+	if s.status[o] == StatusOK && s.single(d) {
+		return true
+	}
+	a, b := s.expItem(e), s.obsItem(o)
+	return sameValue(&a, &b)
 }
+
+// single reports whether expected id d occurs once in the expected log.
+func (s *state) single(d int32) bool { return s.expNext[s.expHead[d]] < 0 }
 
 // keyTable maps keys to dense indices in first-appearance order.
 type keyTable[K comparable] struct {
@@ -241,29 +303,41 @@ func (k *keyTable[K]) get(key K) int32 {
 	return i
 }
 
-// state is the working data of one classification.
+// state is the working data of one classification. It keeps 12 bytes an
+// expected output, 13 an observed one and 8 an id (beyond the id table and
+// what labelling needs only while it runs); what else it needs of an
+// output it reads through the Sources again.
 type state struct {
-	e, o           []item           // expected and observed outputs
-	expOut, obsOut func(int) Output // the outputs as text (explanations)
-	nExpIDs        int
-	nKeys          int
+	expItem, obsItem func(int32) item  // the outputs as compared
+	expKey, obsKey   func(int32) int32 // the outputs' key indices (explanations)
+	expOut, obsOut   func(int) Output  // the outputs as text (explanations)
+	nExpIDs          int
+	nKeys            int
+	allT             bool // every expected and observed output carries a time
 
 	idOfExp []int32 // expected index -> id index
 	expHead []int32 // id index -> first expected index
 	expNext []int32 // expected index -> next expected index of the same id, -1
-	expN    []int64 // id index -> n of the last expected copy
-	expHasN []bool  // id index -> some expected copy carries n
 	idOfObs []int32 // observed index -> id index
 	// unexpected[d-nExpIDs] is the first observed index of id d, an id
 	// not expected.
 	unexpected []int32
 	lastObs    []int32 // id index -> last observed index, -1
 	origin     []int32 // observed index -> first identical delivery (itself unless duplicate)
-	status     []string
-	keyOfExp   []int32
-	keyOfObs   []int32
+	status     []Status
 	expByKey   [][]int32 // key -> expected indices
 	dedByKey   [][]int32 // key -> non-duplicate observed indices
+}
+
+// expN is the lineage count of the last expected copy of id d that carries
+// one, and whether any does.
+func (s *state) expN(d int32) (n int64, ok bool) {
+	for e := s.expHead[d]; e >= 0; e = s.expNext[e] {
+		if it := s.expItem(e); it.hasN {
+			n, ok = it.n, true
+		}
+	}
+	return n, ok
 }
 
 // keyName is key k's text ("" = the default group).
@@ -317,29 +391,19 @@ func Classify(expected, observed []Output, marks []Mark) Result {
 
 // ClassifySource is Classify for logs read in place (see Source).
 func ClassifySource[I, K comparable](expected, observed Source[I, K], marks []Mark) Result {
-	s := &state{expOut: expected.Output, obsOut: observed.Output}
 	keys := newKeyTable[K]()
+	s := &state{
+		expItem: itemReader(expected), obsItem: itemReader(observed),
+		expKey: keyReader(expected, keys), obsKey: keyReader(observed, keys),
+		expOut: expected.Output, obsOut: observed.Output,
+	}
 	ids := indexExpected(s, expected, observed, keys)
 	res := Result{Explanations: []string{}, MissingIDs: []string{}}
 	labelObserved(s, expected, observed, ids, keys, &res)
 	s.nKeys = len(keys.idx)
 
-	// Missing ids and lost inputs.
-	for d := 0; d < s.nExpIDs; d++ {
-		last := s.lastObs[d]
-		if last < 0 {
-			res.Missing++
-			res.MissingIDs = append(res.MissingIDs, expected.Output(int(s.expHead[d])).ID)
-			if s.expHasN[d] {
-				res.LostInputs += s.expN[d]
-			}
-			continue
-		}
-		if o := &s.o[last]; o.hasN && s.expHasN[d] && o.n < s.expN[d] {
-			res.LostInputs += s.expN[d] - o.n
-		}
-	}
-	gap := res.Missing > 0 || s.anyShortfall()
+	short := s.countLost(&res)
+	gap := res.Missing > 0 || short
 
 	equal := true // de-duplicated sequence equals expected for every key
 	for k := range s.nKeys {
@@ -390,40 +454,31 @@ func indexExpected[I, K comparable](s *state, expected, observed Source[I, K], k
 		}
 		return observed.ID(int(s.unexpected[int(d)-len(s.expHead)]))
 	})
-	s.e = make([]item, ne)
 	s.idOfExp = make([]int32, ne)
 	s.expNext = make([]int32, ne)
-	s.keyOfExp = make([]int32, ne)
+	keyOf := make([]int32, ne) // only until expByKey is built
 	// Sized for every expected output having its own id, the usual case,
 	// so that they never grow (and leave copies behind) on long logs.
 	s.expHead = make([]int32, 0, ne)
 	expTail := make([]int32, 0, ne)
-	s.expN = make([]int64, 0, ne)
-	s.expHasN = make([]bool, 0, ne)
+	s.allT = true
 	for i := range ne {
 		en := expected.Entry(i)
-		s.e[i] = itemOf(en)
-		id := expected.ID(i)
-		d, ok := ids.get(id, int32(len(s.expHead)))
+		s.allT = s.allT && en.HasT
+		d, ok := ids.get(expected.ID(i), int32(len(s.expHead)))
 		if !ok {
 			s.expHead = append(s.expHead, int32(i))
 			expTail = append(expTail, int32(i))
-			s.expN = append(s.expN, en.N)
-			s.expHasN = append(s.expHasN, en.HasN)
 		} else {
 			s.expNext[expTail[d]] = int32(i)
 			expTail[d] = int32(i)
-			if en.HasN {
-				s.expN[d], s.expHasN[d] = en.N, true
-			}
 		}
 		s.idOfExp[i] = d
 		s.expNext[i] = -1
-		k := keys.get(en.Key)
-		s.keyOfExp[i] = k
+		keyOf[i] = keys.get(en.Key)
 	}
 	s.nExpIDs = len(s.expHead)
-	s.expByKey = groupByKey(s.keyOfExp, len(keys.idx))
+	s.expByKey = groupByKey(keyOf, len(keys.idx))
 	return ids
 }
 
@@ -455,17 +510,14 @@ func groupByKey(keyOf []int32, nKeys int) [][]int32 {
 func labelObserved[I, K comparable](s *state, expected, observed Source[I, K], ids *idTable[I], keys *keyTable[K], res *Result) {
 	no, ne := observed.Len(), expected.Len()
 	consumed := make([]bool, ne)
-	s.o = make([]item, no)
-	s.status = make([]string, no)
+	s.status = make([]Status, no)
 	s.origin = make([]int32, no)
 	s.idOfObs = make([]int32, no)
-	s.keyOfObs = make([]int32, no)
-	varNext := make([]int32, no) // observed index -> next distinct variant of the same id
-	varHead := make([]int32, s.nExpIDs)
-	varTail := make([]int32, s.nExpIDs)
+	varNext := make([]int32, no)        // observed index -> next distinct variant of the same id
+	varHead := make([]int32, s.nExpIDs) // id index -> first observed index, -1
 	s.lastObs = make([]int32, s.nExpIDs)
 	for d := range varHead {
-		varHead[d], varTail[d], s.lastObs[d] = -1, -1, -1
+		varHead[d], s.lastObs[d] = -1, -1
 	}
 	s.dedByKey = make([][]int32, len(s.expByKey))
 	for k, e := range s.expByKey {
@@ -477,15 +529,12 @@ func labelObserved[I, K comparable](s *state, expected, observed Source[I, K], i
 	cur := 0
 	for i := range no {
 		en := observed.Entry(i)
-		s.o[i] = itemOf(en)
+		oi := itemOf(en)
+		s.allT = s.allT && en.HasT
 		id := observed.ID(i)
-		var d, k int32
+		var d int32
 		if cur < ne && expected.ID(cur) == id {
 			d = s.idOfExp[cur]
-			k = -1
-			if kc := s.keyOfExp[cur]; keys.lastIdx == kc && keys.lastKey == en.Key {
-				k = kc
-			}
 			cur++
 		} else {
 			var ok bool
@@ -494,50 +543,42 @@ func labelObserved[I, K comparable](s *state, expected, observed Source[I, K], i
 			case !ok:
 				s.unexpected = append(s.unexpected, int32(i))
 				varHead = append(varHead, -1)
-				varTail = append(varTail, -1)
 				s.lastObs = append(s.lastObs, -1)
 			case int(d) < s.nExpIDs:
 				cur = int(s.expHead[d]) + 1
 			}
-			k = -1
 		}
 		s.idOfObs[i] = d
 		i32 := int32(i)
-		st := ""
 		// Both chains below hold outputs of id d only: comparing values suffices.
-		if int(d) < s.nExpIDs {
-			for e := s.expHead[d]; e >= 0; e = s.expNext[e] {
-				if !consumed[e] && sameValue(&s.e[e], &s.o[i]) {
-					consumed[e] = true
-					st = StatusOK
-					break
-				}
-			}
-		}
-		match := int32(-1)
+		matched := int(d) < s.nExpIDs && consume(expected, s.expHead[d], s.expNext, consumed, &oi)
+		// match is the first variant identical to this delivery; without
+		// one, tail is the last variant (the loop walked the whole chain).
+		match, tail := int32(-1), int32(-1)
 		for v := varHead[d]; v >= 0; v = varNext[v] {
-			if sameValue(&s.o[v], &s.o[i]) {
+			if vi := itemOf(observed.Entry(int(v))); sameValue(&vi, &oi) {
 				match = v
 				break
 			}
+			tail = v
 		}
 		s.origin[i] = i32
-		if st == "" && match >= 0 {
+		st := StatusOK
+		if !matched && match >= 0 {
 			st = StatusDuplicate
 			s.origin[i] = match
 			res.Duplicates++
 		} else {
 			if match < 0 { // a new distinct variant of this id
 				varNext[i] = -1
-				if varTail[d] < 0 {
+				if tail < 0 {
 					varHead[d] = i32
 				} else {
-					varNext[varTail[d]] = i32
+					varNext[tail] = i32
 				}
-				varTail[d] = i32
 			}
 			switch {
-			case st != "":
+			case matched:
 			case int(d) < s.nExpIDs:
 				st = StatusWrong
 				res.Wrong++
@@ -548,10 +589,7 @@ func labelObserved[I, K comparable](s *state, expected, observed Source[I, K], i
 		}
 		s.status[i] = st
 		s.lastObs[d] = i32
-		if k < 0 {
-			k = keys.get(en.Key)
-		}
-		s.keyOfObs[i] = k
+		k := keys.get(en.Key)
 		for int(k) >= len(s.dedByKey) {
 			s.dedByKey = append(s.dedByKey, nil)
 			s.expByKey = append(s.expByKey, nil)
@@ -562,29 +600,60 @@ func labelObserved[I, K comparable](s *state, expected, observed Source[I, K], i
 	}
 }
 
-// anyShortfall reports whether the last delivered copy of some expected id
-// reflects fewer source tuples than expected.
-func (s *state) anyShortfall() bool {
-	for d := 0; d < s.nExpIDs; d++ {
-		if s.shortfall(int32(d)) > 0 {
+// consume marks as consumed the first expected output not yet consumed in
+// the chain from e (linked by next) that is identical in value to o, and
+// reports whether there was one.
+func consume[I, K comparable](expected Source[I, K], e int32, next []int32, consumed []bool, o *item) bool {
+	for ; e >= 0; e = next[e] {
+		if consumed[e] {
+			continue
+		}
+		if ei := itemOf(expected.Entry(int(e))); sameValue(&ei, o) {
+			consumed[e] = true
 			return true
 		}
 	}
 	return false
 }
 
+// countLost counts the missing ids (in expected order) and the lost inputs
+// into res, and reports whether the last delivered copy of some expected id
+// reflects fewer source tuples than expected.
+func (s *state) countLost(res *Result) (short bool) {
+	for d := range int32(s.nExpIDs) {
+		if s.lastObs[d] < 0 {
+			res.Missing++
+			res.MissingIDs = append(res.MissingIDs, s.expOut(int(s.expHead[d])).ID)
+			if n, ok := s.expN(d); ok {
+				res.LostInputs += n
+			}
+			continue
+		}
+		if sf := s.shortfall(d); sf > 0 {
+			res.LostInputs += sf
+			short = true
+		}
+	}
+	return short
+}
+
 // shortfall is expected n − n of the last delivered copy of id d when both
 // are known and positive, else 0 (also 0 for an id never delivered).
 func (s *state) shortfall(d int32) int64 {
-	if int(d) >= s.nExpIDs || !s.expHasN[d] {
+	if int(d) >= s.nExpIDs {
 		return 0
 	}
 	last := s.lastObs[d]
-	if last < 0 {
+	// An ok delivery of an id expected once matched it, n included.
+	if last < 0 || s.status[last] == StatusOK && s.single(d) {
 		return 0
 	}
-	if o := &s.o[last]; o.hasN && o.n < s.expN[d] {
-		return s.expN[d] - o.n
+	o := s.obsItem(last)
+	if !o.hasN {
+		return 0
+	}
+	if n, ok := s.expN(d); ok && o.n < n {
+		return n - o.n
 	}
 	return 0
 }
@@ -631,7 +700,7 @@ func (s *state) convergence() (float64, bool) {
 		o := s.dedByKey[k]
 		start := o[len(o)-n]
 		maxIdx = max(maxIdx, start)
-		if ob := &s.o[start]; !ob.hasT {
+		if ob := s.obsItem(start); !ob.hasT {
 			allT = false
 		} else if k == 0 || ob.t > maxT {
 			maxT = ob.t

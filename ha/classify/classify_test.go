@@ -32,6 +32,43 @@ func okt(key, id, value string, t float64) Output {
 
 func fp(f float64) *float64 { return &f }
 
+// texts are the labels as text.
+func texts(st []Status) []string {
+	out := make([]string, len(st))
+	for i, s := range st {
+		out[i] = s.String()
+	}
+	return out
+}
+
+// TestStatusText: the delivery labels read, and encode in JSON, as the
+// words the package documentation uses.
+func TestStatusText(t *testing.T) {
+	tests := []struct {
+		status Status
+		want   string
+	}{
+		{StatusOK, "ok"},
+		{StatusDuplicate, "duplicate"},
+		{StatusWrong, "wrong"},
+		{StatusSpurious, "spurious"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.status.String())
+			b, err := tc.status.MarshalText()
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(b))
+			j, err := json.Marshal(map[Status][]Status{tc.status: {tc.status}})
+			require.NoError(t, err)
+			assert.JSONEq(t, `{"`+tc.want+`": ["`+tc.want+`"]}`, string(j))
+		})
+	}
+	_, err := Status(200).MarshalText()
+	require.Error(t, err)
+	assert.Equal(t, "Status(200)", Status(200).String())
+}
+
 func TestClassifyTypes(t *testing.T) {
 	abc := []Output{o("a", "1"), o("b", "2"), o("c", "3")}
 	type want struct {
@@ -207,7 +244,7 @@ func TestClassifyTypes(t *testing.T) {
 			assert.Equal(t, w.spurious, r.Spurious, "spurious")
 			assert.Equal(t, w.lost, r.LostInputs, "lost inputs")
 			assert.Equal(t, w.convergedAt, r.ConvergedAt, "converged at")
-			assert.Equal(t, w.status, r.Status, "status")
+			assert.Equal(t, w.status, texts(r.Status), "status")
 			if w.missingIDs == nil {
 				w.missingIDs = []string{}
 			}
@@ -478,7 +515,7 @@ func TestSelfIsPrecise(t *testing.T) {
 func TestStatusCountsAgree(t *testing.T) {
 	exp, obs, _ := randomLogs(3, 5000, 9)
 	r := Classify(exp, obs, nil)
-	count := map[string]int{}
+	count := map[Status]int{}
 	for _, s := range r.Status {
 		count[s]++
 	}

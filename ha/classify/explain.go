@@ -31,20 +31,11 @@ type anomaly struct {
 // explain writes one sentence per anomaly, in time (or delivery) order,
 // capped at MaxExplanations plus a summary of the rest.
 func (s *state) explain(res *Result, mk *markIndex) []string {
-	no, ne := len(s.o), len(s.e)
-	allT := true
-	for i := range s.o {
-		if !s.o[i].hasT {
-			allT = false
-			break
-		}
-	}
-	for i := 0; allT && i < ne; i++ {
-		allT = s.e[i].hasT
-	}
+	no, ne := len(s.status), len(s.idOfExp)
+	allT := s.allT
 	obsT := func(i int32) float64 {
 		if allT {
-			return s.o[i].t
+			return s.obsItem(i).t
 		}
 		return 0
 	}
@@ -67,7 +58,7 @@ func (s *state) explain(res *Result, mk *markIndex) []string {
 			}
 			groups[g] = append(groups[g], i32)
 		case StatusWrong, StatusSpurious:
-			keyBad[s.keyOfObs[i]] = true
+			keyBad[s.obsKey(i32)] = true
 			kind := kindWrong
 			if st == StatusSpurious {
 				kind = kindSpurious
@@ -81,11 +72,11 @@ func (s *state) explain(res *Result, mk *markIndex) []string {
 		}
 		e := s.expHead[d]
 		for x := e; x >= 0; x = s.expNext[x] {
-			keyBad[s.keyOfExp[x]] = true
+			keyBad[s.expKey(x)] = true
 		}
 		t := 0.0
 		if allT {
-			t = s.e[e].t
+			t = s.expItem(e).t
 		}
 		list = append(list, anomaly{kind: kindMissing, pos: e, t: t, ord: no + int(e)})
 	}
@@ -164,7 +155,7 @@ func (s *state) sentence(a *anomaly, groups [][]int32, mk *markIndex) string {
 		b.WriteString("output " + o.ID + " emitted " + times(len(copies)))
 		anyT := false
 		for _, c := range copies {
-			anyT = anyT || s.o[c].hasT
+			anyT = anyT || s.obsItem(c).hasT
 		}
 		if anyT {
 			b.WriteString(":")
@@ -204,8 +195,9 @@ func (s *state) wrongSentence(b *strings.Builder, i int32, mk *markIndex) {
 	d := s.idOfObs[i]
 	e := s.expOut(int(s.expHead[d]))
 	w := s.when(i, mk)
-	valueDiffers := s.o[i].val != s.e[s.expHead[d]].val
-	nDiffers := o.HasN && s.expHasN[d] && o.N != s.expN[d]
+	valueDiffers := s.obsItem(i).val != s.expItem(s.expHead[d]).val
+	expN, expHasN := s.expN(d)
+	nDiffers := o.HasN && expHasN && o.N != expN
 	b.WriteString("output " + o.ID + " delivered")
 	switch {
 	case valueDiffers && !nDiffers:
@@ -216,7 +208,7 @@ func (s *state) wrongSentence(b *strings.Builder, i int32, mk *markIndex) {
 		return
 	case valueDiffers:
 		b.WriteString(" with value " + o.Value + " instead of " + e.Value + " and " +
-			strconv.FormatInt(o.N, 10) + " source tuples instead of " + strconv.FormatInt(s.expN[d], 10))
+			strconv.FormatInt(o.N, 10) + " source tuples instead of " + strconv.FormatInt(expN, 10))
 		if w != "" {
 			b.WriteString(" " + w)
 		}
@@ -224,7 +216,7 @@ func (s *state) wrongSentence(b *strings.Builder, i int32, mk *markIndex) {
 		if w != "" {
 			b.WriteString(" " + w)
 		}
-		b.WriteString(" with " + strconv.FormatInt(o.N, 10) + " source tuples instead of " + strconv.FormatInt(s.expN[d], 10))
+		b.WriteString(" with " + strconv.FormatInt(o.N, 10) + " source tuples instead of " + strconv.FormatInt(expN, 10))
 	default:
 		if w != "" {
 			b.WriteString(" " + w)
@@ -290,7 +282,7 @@ func seconds(ms float64) string {
 // e.g. "at 9.72 s during the replay from upstream A"; "" when the time is
 // unknown.
 func (s *state) when(i int32, mk *markIndex) string {
-	o := &s.o[i]
+	o := s.obsItem(i)
 	if !o.hasT {
 		return ""
 	}
