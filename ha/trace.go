@@ -72,99 +72,6 @@ type NodeStats struct {
 	InputGaps       int64 `json:"input_gaps"`       // input seqs never received
 }
 
-// Delivery is one output the sink received, at time T.
-type Delivery struct {
-	T     time.Duration
-	Tuple Tuple
-}
-
-// Latency is the delivery's end-to-end latency from its intended emission time.
-func (d *Delivery) Latency() time.Duration { return d.T - time.Duration(d.Tuple.Emit) }
-
-// deliveryChunk is the number of deliveries per chunk of a Deliveries log
-// (a power of two, 352 KiB per chunk).
-const (
-	deliveryChunkBits = 12
-	deliveryChunk     = 1 << deliveryChunkBits
-)
-
-// Deliveries is a sink's output log in delivery order. It is stored in
-// chunks of 4096 that are never copied once full, so it grows without
-// copying the log and holds no pointers for the garbage collector to scan:
-// 88 bytes per delivery.
-// The zero value is an empty log.
-type Deliveries struct {
-	chunks [][]Delivery
-	n      int
-}
-
-// Len is the number of deliveries.
-func (d *Deliveries) Len() int {
-	if d == nil {
-		return 0
-	}
-	return d.n
-}
-
-// At returns the i-th delivery (0 ≤ i < Len). The delivery it points to
-// never changes.
-func (d *Deliveries) At(i int) *Delivery {
-	return &d.chunks[i>>deliveryChunkBits][i&(deliveryChunk-1)]
-}
-
-// firstChunk is the initial capacity of the first chunk, which doubles
-// up to deliveryChunk: a short run (a windowed query delivers a few hundred
-// outputs) should not pay for 352 KiB of fresh memory.
-const firstChunk = 64
-
-// Append adds a delivery at the end.
-func (d *Deliveries) Append(x Delivery) {
-	c := d.n >> deliveryChunkBits
-	if c == len(d.chunks) {
-		size := deliveryChunk
-		if c == 0 {
-			size = firstChunk
-		}
-		d.chunks = append(d.chunks, make([]Delivery, 0, size))
-	}
-	ch := d.chunks[c]
-	if len(ch) == cap(ch) { // only the first chunk, while it is small
-		grown := make([]Delivery, len(ch), min(2*cap(ch), deliveryChunk))
-		copy(grown, ch)
-		ch = grown
-	}
-	d.chunks[c] = append(ch, x)
-	d.n++
-}
-
-// All yields every delivery with its index, in order.
-func (d *Deliveries) All() iter.Seq2[int, *Delivery] {
-	return func(yield func(int, *Delivery) bool) {
-		for i := 0; i < d.Len(); i++ {
-			if !yield(i, d.At(i)) {
-				return
-			}
-		}
-	}
-}
-
-// Last returns the last delivery, or nil when there is none.
-func (d *Deliveries) Last() *Delivery {
-	if d.Len() == 0 {
-		return nil
-	}
-	return d.At(d.n - 1)
-}
-
-// Slice returns a copy of the deliveries as one slice.
-func (d *Deliveries) Slice() []Delivery {
-	out := make([]Delivery, 0, d.Len())
-	for _, x := range d.All() {
-		out = append(out, *x)
-	}
-	return out
-}
-
 // Trace is the record of one run: every event in the order it was traced.
 // The sink's deliveries, most of a long run's events, are kept apart in a
 // compact Deliveries log instead of as an Event (136 bytes) pointing at a
@@ -224,7 +131,7 @@ func (t *Trace) Latencies() []time.Duration {
 func (t *Trace) Add(e Event) {
 	if e.Kind != EvDeliver || e.Tuple == nil {
 		t.events = append(t.events, e)
-		t.before = append(t.before, t.dels.n)
+		t.before = append(t.before, t.dels.Len())
 		return
 	}
 	if t.latencyOnly {
@@ -232,7 +139,7 @@ func (t *Trace) Add(e Event) {
 		return
 	}
 	if len(t.sinks) == 0 || t.sinks[len(t.sinks)-1].host != e.Host {
-		t.sinks = append(t.sinks, sinkRun{from: t.dels.n, host: e.Host})
+		t.sinks = append(t.sinks, sinkRun{from: t.dels.Len(), host: e.Host})
 	}
 	t.dels.Append(Delivery{T: e.T, Tuple: *e.Tuple})
 }
@@ -243,7 +150,7 @@ func (t *Trace) Len() int {
 	if t == nil {
 		return 0
 	}
-	return len(t.events) + t.dels.n
+	return len(t.events) + t.dels.Len()
 }
 
 // Events returns every event except the sink's deliveries, in order. The
@@ -263,21 +170,28 @@ func (t *Trace) Deliveries() *Deliveries {
 	return &t.dels
 }
 
-// All yields every event in the order it was added, deliveries included
-// (their Tuple points into the trace's delivery log: do not modify it).
+// All yields every event in the order it was added, deliveries included.
+// A delivery's Tuple is a copy of the one in the log, made in batches, so
+// it may be kept.
 func (t *Trace) All() iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		if t == nil {
 			return
 		}
 		d, s := 0, 0
+		var batch []Tuple
+		r := t.dels.Reader()
 		emit := func(upTo int) bool {
 			for ; d < upTo; d++ {
 				for s+1 < len(t.sinks) && t.sinks[s+1].from <= d {
 					s++
 				}
-				x := t.dels.At(d)
-				if !yield(Event{T: x.T, Kind: EvDeliver, Host: t.sinks[s].host, Tuple: &x.Tuple}) {
+				if len(batch) == cap(batch) {
+					batch = make([]Tuple, 0, tupleBatch)
+				}
+				x := r.At(d)
+				batch = append(batch, x.Tuple)
+				if !yield(Event{T: x.T, Kind: EvDeliver, Host: t.sinks[s].host, Tuple: &batch[len(batch)-1]}) {
 					return false
 				}
 			}
@@ -288,12 +202,14 @@ func (t *Trace) All() iter.Seq[Event] {
 				return
 			}
 		}
-		emit(t.dels.n)
+		emit(t.dels.Len())
 	}
 }
 
-// Slice returns every event in order as one slice (a copy; deliveries'
-// Tuples still point into the trace).
+// tupleBatch is the number of delivered tuples All copies out per allocation.
+const tupleBatch = 256
+
+// Slice returns every event in order as one slice (a copy).
 func (t *Trace) Slice() []Event {
 	out := make([]Event, 0, t.Len())
 	for e := range t.All() {

@@ -60,7 +60,9 @@ func TestTraceKeepsOrderAndContent(t *testing.T) {
 	}
 	assert.Equal(t, dels, tr.Deliveries().Len())
 	assert.Len(t, tr.Events(), others)
-	assert.Equal(t, evs[len(evs)-1].T, tr.Deliveries().Last().T)
+	last, ok := tr.Deliveries().Last()
+	require.True(t, ok)
+	assert.Equal(t, evs[len(evs)-1].T, last.T)
 	assert.Equal(t, time.Duration(1000), tr.Deliveries().At(5).Latency())
 
 	// Stopping an iteration early is honoured.
@@ -108,7 +110,8 @@ func TestNilTraceIsEmpty(t *testing.T) {
 	assert.Zero(t, tr.Len())
 	assert.Empty(t, tr.Events())
 	assert.Zero(t, tr.Deliveries().Len())
-	assert.Nil(t, tr.Deliveries().Last())
+	_, ok := tr.Deliveries().Last()
+	assert.False(t, ok)
 	assert.Empty(t, tr.Slice())
 }
 

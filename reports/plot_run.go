@@ -155,7 +155,8 @@ func LatencyFigure(name, strategy string, faulty *ha.Trace, rec metrics.Recovery
 	}
 
 	// Throughput in bins of about 1/100 of the run, at least 10 outputs per bin on average.
-	end := ds.Last().T.Seconds()
+	last, _ := ds.Last() // ds is not empty
+	end := last.T.Seconds()
 	bin := math.Max(end/100, 10*end/float64(ds.Len()))
 	bin = niceBin(bin)
 	nb := int(math.Ceil(end/bin)) + 1

@@ -129,7 +129,7 @@ func Outputs(ds *ha.Deliveries) []classify.Output {
 }
 
 // outputOf is a delivery as the classifier's text form.
-func outputOf(d *ha.Delivery) classify.Output {
+func outputOf(d ha.Delivery) classify.Output {
 	return classify.Output{
 		ID: d.Tuple.ID.String(), Key: ha.KeyName(d.Tuple.Key),
 		Value: classify.CanonicalFloat(d.Tuple.Value),
@@ -143,7 +143,7 @@ func outputOf(d *ha.Delivery) classify.Output {
 // classify.Classify(Outputs(exp), Outputs(obs), marks), without building
 // about 110 bytes of strings per output first.
 func Classify(exp, obs *ha.Deliveries, marks []classify.Mark) classify.Result {
-	return classify.ClassifySource[ha.OutputID, uint32](deliverySource{exp}, deliverySource{obs}, marks)
+	return classify.ClassifySource[ha.OutputID, uint32](deliverySource{exp.Reader()}, deliverySource{obs.Reader()}, marks)
 }
 
 // deliverySource is a delivery log as a classify.Source: ids are
@@ -151,10 +151,11 @@ func Classify(exp, obs *ha.Deliveries, marks []classify.Mark) classify.Result {
 // bits, with every zero and every NaN made one (their canonical texts are
 // "0" and "NaN"); OutputID.String, KeyName and CanonicalFloat are
 // injective otherwise, so identities are equal exactly when texts are.
-type deliverySource struct{ ds *ha.Deliveries }
+// The classifier reads each log mostly in order, through a Reader.
+type deliverySource struct{ ds *ha.Reader }
 
 func (s deliverySource) Len() int                     { return s.ds.Len() }
-func (s deliverySource) ID(i int) ha.OutputID         { return s.ds.At(i).Tuple.ID }
+func (s deliverySource) ID(i int) ha.OutputID         { return s.ds.ID(i) }
 func (s deliverySource) Output(i int) classify.Output { return outputOf(s.ds.At(i)) }
 
 func (s deliverySource) Entry(i int) classify.Entry[uint32] {
@@ -417,9 +418,15 @@ func maxAdded(exp, obs *ha.Deliveries, x classify.Index) float64 {
 }
 
 func maxGap(ds *ha.Deliveries, until time.Duration) time.Duration {
-	var g time.Duration
-	for i := 1; i < ds.Len() && ds.At(i).T <= until; i++ {
-		g = max(g, ds.At(i).T-ds.At(i-1).T)
+	var g, prev time.Duration
+	for i, d := range ds.All() {
+		if d.T > until {
+			break
+		}
+		if i > 0 {
+			g = max(g, d.T-prev)
+		}
+		prev = d.T
 	}
 	return g
 }
@@ -430,10 +437,11 @@ func unavailable(exp, obs *ha.Deliveries) float64 {
 	if exp.Len() == 0 {
 		return 0
 	}
-	end := exp.Last().T
+	lastExp, _ := exp.Last()
+	end := lastExp.T
 	normal := maxGap(exp, end)
 	g := maxGap(obs, end)
-	if last := obs.Last(); last != nil && last.T < end {
+	if last, ok := obs.Last(); ok && last.T < end {
 		g = max(g, end-last.T)
 	}
 	if obs.Len() == 0 {
