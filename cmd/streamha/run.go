@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -24,6 +27,7 @@ type runFlags struct {
 	json     bool
 	noOut    bool
 	quiet    bool
+	cpuProf  string
 }
 
 func newRunCmd() *cobra.Command {
@@ -48,6 +52,7 @@ func newRunCmd() *cobra.Command {
 	fl.BoolVar(&f.json, "json", false, "print result.json on stdout instead of the table")
 	fl.BoolVar(&f.noOut, "no-out", false, "write no files")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
+	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the run to FILE (read with 'go tool pprof')")
 	return c
 }
 
@@ -107,10 +112,17 @@ func parseStrategyList(flag string) ([]string, error) {
 	return ns, nil
 }
 
-func runRun(cmd *cobra.Command, f runFlags) error {
+func runRun(cmd *cobra.Command, f runFlags) (err error) {
 	e, err := loadExperiment(f.config, f.seed)
 	if err != nil {
 		return err
+	}
+	if f.cpuProf != "" {
+		stop, err := startCPUProfile(f.cpuProf)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, stop()) }()
 	}
 	names, err := strategyNames(f.strategy, e)
 	if err != nil {
@@ -212,4 +224,24 @@ func reproduceCommand(f runFlags, e *sim.Experiment) string {
 	}
 	parts = append(parts, "--seed", fmt.Sprint(e.Seed))
 	return strings.Join(parts, " ")
+}
+
+// startCPUProfile starts writing a CPU profile to path; stop ends it and
+// closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }
