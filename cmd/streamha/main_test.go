@@ -41,6 +41,22 @@ func TestRunDefaultPrintsTableAndWritesResults(t *testing.T) {
 	}
 }
 
+// TestRunWritesACPUProfile: --cpuprofile leaves a Go CPU profile (gzip),
+// and a path that cannot be created is a usage error naming the flag.
+func TestRunWritesACPUProfile(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "run.pprof")
+	code, _, errOut := runCLI(t, "run", "--strategy", "amnesia", "--no-out", "--quiet", "--cpuprofile", prof)
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(prof)
+	require.NoError(t, err)
+	require.Greater(t, len(b), 2)
+	assert.Equal(t, []byte{0x1f, 0x8b}, b[:2], "a pprof profile is gzip-compressed")
+
+	code, _, errOut = runCLI(t, "run", "--no-out", "--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir", "p"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--cpuprofile")
+}
+
 func TestRunJSONIsTheResult(t *testing.T) {
 	code, out, errOut := runCLI(t, "run", "--strategy", "amnesia", "--json", "--no-out", "--seed", "9")
 	require.Equal(t, 0, code, errOut)
