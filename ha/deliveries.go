@@ -23,8 +23,8 @@ func (d Delivery) Latency() time.Duration { return d.T - time.Duration(d.Tuple.E
 // after a prediction that makes it small — a delivery's time and its
 // tuple's event time relative to its emission time, a source tuple's
 // lineage hash relative to the one its id implies. Delivery order keeps
-// most fields near-monotone, so a block of a map query's outputs takes
-// about 24 bytes a delivery instead of the 88 of a Delivery, and any
+// most fields near-monotone, so a map query's outputs take about 20 bytes
+// a delivery, header included, instead of the 88 of a Delivery, and any
 // delivery is still read in constant time. The log holds no pointers for
 // the garbage collector to scan beyond one per 256 KiB slab.
 // The zero value is an empty log; At and All return copies.
@@ -69,8 +69,9 @@ type block struct {
 	start uint32
 }
 
-// Slab sizes: a slab starts small, so that a short log (a windowed query
-// delivers a few hundred outputs) costs little, and doubles up to maxSlab.
+// Slab sizes: the first slab starts small, so that a short log (a windowed
+// query delivers a few hundred outputs) costs little, and doubles up to
+// maxSlab; the others are maxSlab.
 const (
 	minSlab = 8 << 10
 	maxSlab = 1 << 18

@@ -104,7 +104,7 @@ func NewTrace(events ...Event) *Trace {
 }
 
 // NewLatencyTrace returns an empty trace that keeps of each delivery only
-// its latency (Latencies), 8 bytes instead of 88: for runs whose output
+// its latency (Latencies), 8 bytes a delivery: for runs whose output
 // nobody reads, such as the failure-free run a strategy's overhead is
 // measured from. Its Deliveries log stays empty and All yields no delivery.
 func NewLatencyTrace() *Trace { return &Trace{latencyOnly: true} }
