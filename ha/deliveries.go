@@ -229,12 +229,12 @@ func setField(out *[blockLen]Delivery, f int, col *[blockLen]uint64) {
 	}
 }
 
-// Reader reads a log mostly in order, as the classifier and the trace
-// writer do: when a read follows the previous one into a block not yet
-// decoded, it decodes the whole block; any other read decodes the one
-// delivery (or field) asked for. A Reader belongs to one goroutine, and
-// the log must not grow while it is read.
-type Reader struct {
+// DeliveryReader reads a log mostly in order, as the classifier and the
+// trace writer do: when a read follows the previous one into a block not
+// yet decoded, it decodes the whole block; any other read decodes the one
+// delivery (or field) asked for. Blocks never change once encoded, so the
+// log may grow while it is read; a DeliveryReader belongs to one goroutine.
+type DeliveryReader struct {
 	d    *Deliveries
 	b    int // the block in buf, -1 for none
 	next int // the index that would continue the last read
@@ -242,11 +242,11 @@ type Reader struct {
 }
 
 // Reader returns a reader of the log.
-func (d *Deliveries) Reader() *Reader { return &Reader{d: d, b: -1} }
+func (d *Deliveries) Reader() *DeliveryReader { return &DeliveryReader{d: d, b: -1} }
 
 // cached reports whether delivery i is in buf, decoding its block first
 // when i continues the previous read.
-func (r *Reader) cached(i int) bool {
+func (r *DeliveryReader) cached(i int) bool {
 	b := i >> blockBits
 	seq := i == r.next
 	r.next = i + 1
@@ -262,10 +262,10 @@ func (r *Reader) cached(i int) bool {
 }
 
 // Len is the number of deliveries in the log.
-func (r *Reader) Len() int { return r.d.Len() }
+func (r *DeliveryReader) Len() int { return r.d.Len() }
 
 // At returns the i-th delivery (0 ≤ i < Len), as Deliveries.At does.
-func (r *Reader) At(i int) Delivery {
+func (r *DeliveryReader) At(i int) Delivery {
 	if r.cached(i) {
 		return r.buf[i&(blockLen-1)]
 	}
@@ -273,7 +273,7 @@ func (r *Reader) At(i int) Delivery {
 }
 
 // ID returns the output id of the i-th delivery, as Deliveries.ID does.
-func (r *Reader) ID(i int) OutputID {
+func (r *DeliveryReader) ID(i int) OutputID {
 	if r.cached(i) {
 		return r.buf[i&(blockLen-1)].Tuple.ID
 	}

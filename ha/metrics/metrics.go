@@ -151,8 +151,8 @@ func Classify(exp, obs *ha.Deliveries, marks []classify.Mark) classify.Result {
 // bits, with every zero and every NaN made one (their canonical texts are
 // "0" and "NaN"); OutputID.String, KeyName and CanonicalFloat are
 // injective otherwise, so identities are equal exactly when texts are.
-// The classifier reads each log mostly in order, through a Reader.
-type deliverySource struct{ ds *ha.Reader }
+// The classifier reads each log mostly in order, through a DeliveryReader.
+type deliverySource struct{ ds *ha.DeliveryReader }
 
 func (s deliverySource) Len() int                     { return s.ds.Len() }
 func (s deliverySource) ID(i int) ha.OutputID         { return s.ds.ID(i) }
