@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -788,9 +789,19 @@ func benchWholeRun(out, errw io.Writer, n int) error {
 		return fmt.Errorf("whole run: %w", err)
 	}
 	fmt.Fprintf(out, "\nwhole streamha run, %s tuples through 3 map nodes (every tuple delivered), crash of N1, %s, run directory written:\n"+
-		"  %s wall, peak heap %.0f MiB (target for a 10 M-tuple experiment: < 2 GiB; heap objects, live and not yet collected)\n",
-		human(float64(n)), strings.Join(names, ", "), p.wall.Round(time.Millisecond), float64(p.peakHeap)/(1<<20))
+		"  %s wall, peak heap %.0f MiB (target for a 10 M-tuple experiment: < 2 GiB; heap objects, live and not yet collected)%s\n",
+		human(float64(n)), strings.Join(names, ", "), p.wall.Round(time.Millisecond), float64(p.peakHeap)/(1<<20), peakRSS())
 	return nil
+}
+
+// peakRSS describes the bench process's peak resident set so far — the
+// whole run's, as it is the bench's largest — or "" when unknown.
+func peakRSS() string {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil || ru.Maxrss <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("; process peak RSS %.0f MiB", float64(ru.Maxrss)/(1<<10)) // Maxrss is in KiB
 }
 
 // scalingPlot draws wall time and peak heap against x on log-log axes, one
