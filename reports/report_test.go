@@ -163,7 +163,7 @@ func TestRunReportFiles(t *testing.T) {
 		require.NoError(t, WriteTrace(TraceFile(dir, run.Strategy), cmp.Runs[i].Trace))
 	}
 	require.NoError(t, os.Remove(filepath.Join(dir, "report.html")))
-	require.NoError(t, RenderRunDir(dir))
+	require.NoError(t, RenderRunDir(dir, nil))
 	assert.Equal(t, page, readFile(t, filepath.Join(dir, "report.html")))
 }
 

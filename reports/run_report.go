@@ -319,8 +319,12 @@ func (e *ReadError) Unwrap() error { return e.Err }
 // by `streamha run` or `streamha cluster` from result.json and the traces,
 // reading one strategy's trace at a time (a long run's traces are each as
 // large as its output). A result without model estimates gets them from
-// its recorded experiment. Errors reading the directory are *ReadError.
-func RenderRunDir(dir string) error {
+// its recorded experiment. progress, when not nil, is told each stage as
+// it starts. Errors reading the directory are *ReadError.
+func RenderRunDir(dir string, progress func(stage string)) error {
+	if progress == nil {
+		progress = func(string) {}
+	}
 	r, err := ReadResult(filepath.Join(dir, ResultFile))
 	if err != nil {
 		return &ReadError{err}
@@ -328,20 +332,24 @@ func RenderRunDir(dir string) error {
 	if !slices.ContainsFunc(r.Runs, func(run metrics.Run) bool { return run.Model != nil }) {
 		AddModelsFromConfig(r)
 	}
+	progress("reading the reference trace")
 	ref, err := ReadTrace(filepath.Join(dir, ReferenceFile))
 	if err != nil {
 		return &ReadError{err}
 	}
 	d := &RunDir{dir: dir}
 	for _, run := range r.Runs {
+		progress(run.Strategy + ": reading its trace")
 		tr, err := ReadTrace(TraceFile(dir, run.Strategy))
 		if err != nil {
 			return &ReadError{err}
 		}
+		progress(run.Strategy + ": classifying its run and drawing its figures")
 		if err := d.addFigures(classified(ref, tr, run)); err != nil {
 			return err
 		}
 	}
+	progress("writing the report")
 	return writeRunDoc(d.dir, r, d.figs)
 }
 

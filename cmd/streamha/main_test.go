@@ -203,8 +203,9 @@ func TestRunKeepsNoFaultyTrace(t *testing.T) {
 }
 
 // TestReportRerendersARunDir: `streamha report DIR` rewrites a run
-// directory's report and figures identically from its saved files, and a
-// damaged trace in it is a usage error naming the file.
+// directory's report and figures identically from its saved files, telling
+// its stages on stderr when it is long (never with --quiet), and a damaged
+// trace in it is a usage error naming the file.
 func TestReportRerendersARunDir(t *testing.T) {
 	dir := t.TempDir()
 	code, _, errOut := runCLI(t, "run", "--strategy", "amnesia,upstream-backup", "--out", dir, "--quiet")
@@ -218,6 +219,8 @@ func TestReportRerendersARunDir(t *testing.T) {
 		before[f] = b
 		require.NoError(t, os.Remove(filepath.Join(dir, f)))
 	}
+	defer func(d time.Duration) { runProgressAfter = d }(runProgressAfter)
+	runProgressAfter = 0 // as if it were long: every stage is reported
 	code, out, errOut := runCLI(t, "report", dir)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "report written to")
@@ -226,6 +229,13 @@ func TestReportRerendersARunDir(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, bytes.Equal(before[f], b), "%s differs after re-rendering", f)
 	}
+	for _, stage := range []string{"reading the reference trace", "amnesia: reading its trace",
+		"upstream-backup: classifying its run and drawing its figures", "writing the report"} {
+		assert.Contains(t, errOut, stage)
+	}
+	code, _, errOut = runCLI(t, "report", "--quiet", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, errOut)
 
 	trace := filepath.Join(dir, "trace-upstream-backup.jsonl")
 	require.NoError(t, os.WriteFile(trace, []byte("{\"t\":1,\"kind\":\"deliver\"\n garbage"), 0o644))

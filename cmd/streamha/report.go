@@ -12,34 +12,42 @@ import (
 )
 
 func newReportCmd() *cobra.Command {
+	var quiet bool
 	c := &cobra.Command{
 		Use:   "report DIR...",
 		Short: "Re-render the plots and reports of saved run or sweep directories; merge sweep shards",
 		Long: "report re-renders report.md, report.html, results.csv, results.json and the plots of each DIR from\n" +
 			"its saved results: result.json and the traces of a 'streamha run' directory, or sweep.json and\n" +
-			"points.jsonl of a 'streamha sweep' directory. 'report merge' joins the shards of one sweep.",
+			"points.jsonl of a 'streamha sweep' directory. 'report merge' joins the shards of one sweep.\n" +
+			"Re-rendering a run directory that takes longer than 2 s reports each stage on stderr (--quiet: never).",
 		Example: "  streamha report streamha-out/default-42\n  streamha report merge --out sweep sweep-shard-0 sweep-shard-1",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, dir := range args {
-				if err := renderDir(cmd.OutOrStdout(), dir); err != nil {
+				var progress func(string)
+				if !quiet {
+					progress = stageReporter(cmd.ErrOrStderr(), runProgressAfter)
+				}
+				if err := renderDir(cmd.OutOrStdout(), dir, progress); err != nil {
 					return err
 				}
 			}
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&quiet, "quiet", false, "no progress messages on stderr")
 	c.AddCommand(newReportMergeCmd())
 	return c
 }
 
-// renderDir re-renders one saved run or sweep directory.
-func renderDir(out io.Writer, dir string) error {
+// renderDir re-renders one saved run or sweep directory; progress, when
+// not nil, is told the stages of a run directory's.
+func renderDir(out io.Writer, dir string, progress func(string)) error {
 	switch {
 	case reports.IsSweepDir(dir):
 		return renderSweep(out, dir)
 	case reports.IsRunDir(dir):
-		if err := renderRunDir(dir); err != nil {
+		if err := renderRunDir(dir, progress); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "report written to %s\n", filepath.Join(dir, "report.html"))
@@ -50,8 +58,8 @@ func renderDir(out io.Writer, dir string) error {
 
 // renderRunDir re-renders a saved run directory's report; an unreadable
 // result or trace is a usage error.
-func renderRunDir(dir string) error {
-	err := reports.RenderRunDir(dir)
+func renderRunDir(dir string, progress func(string)) error {
+	err := reports.RenderRunDir(dir, progress)
 	if re := (*reports.ReadError)(nil); errors.As(err, &re) {
 		return usage("%s: %w", dir, re.Err)
 	}
