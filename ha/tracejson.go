@@ -168,7 +168,9 @@ func (p *deliveryParser) parse(t *Tuple) (Event, bool) {
 	p.lit(`,"Hash":`)
 	t.Lineage.Hash = p.uint(64)
 	p.lit(`}}}`)
-	return e, !p.bad && len(bytes.TrimSpace(p.b)) == 0
+	// Only JSON's own whitespace may follow (bytes.TrimSpace would also
+	// take \v, \f and Unicode spaces, which json refuses).
+	return e, !p.bad && len(bytes.TrimRight(p.b, " \t\r\n")) == 0
 }
 
 // lit consumes s.
@@ -237,21 +239,64 @@ func (p *deliveryParser) number(frac bool) []byte {
 	return b[:i]
 }
 
+// maxShortDigits is the most digits a number can have and still not
+// overflow an int64 (10^18 < 2^63).
+const maxShortDigits = 18
+
+// short reads an integer token of number(false) that has at most
+// maxShortDigits digits, by hand; ok is false for a longer one.
+func short(tok []byte) (v int64, neg, ok bool) {
+	if len(tok) > 0 && tok[0] == '-' {
+		neg, tok = true, tok[1:]
+	}
+	if len(tok) > maxShortDigits {
+		return 0, neg, false
+	}
+	for _, c := range tok {
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, neg, true
+}
+
+// int consumes an integer that fits in bits (as strconv.ParseInt would
+// take it); anything else makes the line bad.
 func (p *deliveryParser) int(bits int) int64 {
 	if p.bad {
 		return 0
 	}
-	v, err := strconv.ParseInt(string(p.number(false)), 10, bits)
-	p.bad = p.bad || err != nil
+	tok := p.number(false)
+	if p.bad {
+		return 0
+	}
+	if v, _, ok := short(tok); ok {
+		p.bad = bits < 64 && (v < -1<<(bits-1) || v >= 1<<(bits-1))
+		return v
+	}
+	v, err := strconv.ParseInt(string(tok), 10, bits)
+	p.bad = err != nil
 	return v
 }
 
+// uint consumes an unsigned integer that fits in bits (as
+// strconv.ParseUint would take it: no sign); anything else makes the line
+// bad.
 func (p *deliveryParser) uint(bits int) uint64 {
 	if p.bad {
 		return 0
 	}
-	v, err := strconv.ParseUint(string(p.number(false)), 10, bits)
-	p.bad = p.bad || err != nil
+	tok := p.number(false)
+	if p.bad {
+		return 0
+	}
+	if v, neg, ok := short(tok); ok {
+		p.bad = neg || bits < 64 && uint64(v) >= 1<<bits
+		return uint64(v)
+	}
+	v, err := strconv.ParseUint(string(tok), 10, bits)
+	p.bad = err != nil
 	return v
 }
 

@@ -120,6 +120,35 @@ func TestParseDeliveryAgreesWithJSON(t *testing.T) {
 }
 
 // mutate changes line in one random way: a byte replaced, inserted or
+// TestParseDeliveryIntegerEdges: integers at the edges of every field's
+// range, and of the parser's own short path (18 digits), are taken or
+// refused exactly as encoding/json takes or refuses them.
+func TestParseDeliveryIntegerEdges(t *testing.T) {
+	line := `{"t":7,"kind":"deliver","tuple":{"Stream":1,"Seq":2,"Key":3,"Time":4,"Emit":5,"Value":0.5,` +
+		`"ID":{"Kind":1,"Key":6,"X":8},"Lineage":{"N":9,"Hash":10}}}`
+	fields := []string{`"t":`, `"Stream":`, `"Seq":`, `"Key":`, `"Time":`, `"Emit":`, `"Kind":`, `"X":`, `"N":`, `"Hash":`}
+	tokens := []string{"0", "-0", "-1", "127", "128", "255", "256", "65535", "2147483647", "2147483648",
+		"4294967295", "4294967296", "-2147483648", "-2147483649", "999999999999999999", "-999999999999999999",
+		"1000000000000000000", "-1000000000000000000", "9223372036854775807", "9223372036854775808",
+		"-9223372036854775808", "-9223372036854775809", "18446744073709551615", "18446744073709551616", "00", "-"}
+	for _, f := range fields {
+		for _, tok := range tokens {
+			at := bytes.Index([]byte(line), []byte(f)) + len(f)
+			end := at + bytes.IndexAny([]byte(line[at:]), ",}")
+			m := []byte(line[:at] + tok + line[end:])
+			var got ha.Tuple
+			pe, ok := ha.ParseDeliveryJSON(m, &got)
+			var je ha.Event
+			err := json.Unmarshal(m, &je)
+			require.Equal(t, err == nil, ok, "%s%s: parser and encoding/json disagree (json: %v)", f, tok, err)
+			if ok {
+				assert.Equal(t, *je.Tuple, got, "%s%s", f, tok)
+				assert.Equal(t, je.T, pe.T, "%s%s", f, tok)
+			}
+		}
+	}
+}
+
 // deleted, or a number token replaced by another number's text.
 func mutate(r *rand.Rand, line []byte) []byte {
 	m := bytes.Clone(line)
