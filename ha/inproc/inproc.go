@@ -86,6 +86,9 @@ type item struct {
 	kind itemKind
 	msg  *ha.Message
 	name string
+	// pooled: msg and its Tuples came from copies (SendCopy) and go back
+	// to it once handled or discarded.
+	pooled bool
 }
 
 // mailbox is an unbounded queue with a wake-up signal: senders never block,
@@ -325,6 +328,9 @@ func (h *host) loop() {
 				if m.Kind == ha.KindData {
 					h.r.noteData()
 				}
+				if it.pooled {
+					copies.release(m)
+				}
 			case itTimer:
 				h.timed(func() { n.Fire(it.name) })
 				if it.name == ha.GenTimer {
@@ -348,6 +354,9 @@ func (h *host) discard(its []item) {
 			h.r.inflight.Add(-1)
 		case it.kind == itTimer && it.name == ha.GenTimer:
 			h.r.gens.Add(-1)
+		}
+		if it.pooled {
+			copies.release(it.msg)
 		}
 	}
 }
@@ -406,6 +415,21 @@ func (e *env) Send(to string, m *ha.Message) {
 		e.h.r.inflight.Add(1)
 	}
 	dst.box.put(item{kind: itMsg, msg: c})
+}
+
+// SendCopy sends a copy of data message m, made in memory that goes back
+// to a pool once the receiver has handled it (ha.CopySender: a node keeps
+// no delivered message or tuple): sent batches are not fresh memory.
+func (e *env) SendCopy(to string, m *ha.Message) {
+	dst := e.h.r.hosts[to]
+	if dst == nil || dst == e.h || dst.crashed.Load() {
+		return
+	}
+	c := copies.copy(m)
+	if c.Kind == ha.KindData {
+		e.h.r.inflight.Add(1)
+	}
+	dst.box.put(item{kind: itMsg, msg: c, pooled: true})
 }
 
 func (e *env) SetTimer(d time.Duration, name string) {
