@@ -3,6 +3,7 @@ package inproc
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/streamha/streamha/ha"
@@ -11,9 +12,10 @@ import (
 
 // Pipeline is the hand-written peer of the runtime: the same operators
 // chained by plain Go channels, one goroutine per stage, no sequence
-// numbers, retention, epochs, hooks or traces. It is the floor a user would
-// write by hand, and streamha bench reports the runtime's cost as a ratio
-// to it.
+// numbers, retention, epochs, hooks or traces; a batch goes back to a pool
+// once its receiver has read it, as the runtime's copies do. It is the
+// floor a user would write by hand, and streamha bench reports the
+// runtime's cost as a ratio to it.
 type Pipeline struct {
 	// Stages are the operator pipelines of each stage, in order (one
 	// goroutine per stage). Each stage runs its operators in sequence.
@@ -22,6 +24,8 @@ type Pipeline struct {
 	Batch int
 	// Buffer is each channel's capacity in sends.
 	Buffer int
+
+	pool *sync.Pool // of *[]ha.Tuple of capacity Batch, for one Run
 }
 
 // PipelineResult is what a pipeline run measured.
@@ -48,6 +52,7 @@ func (p Pipeline) Run(ctx context.Context, n int, next func() ha.Tuple) (Pipelin
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	p.pool = &sync.Pool{New: func() any { b := make([]ha.Tuple, 0, p.Batch); return &b }}
 	chans := make([]chan []ha.Tuple, len(p.Stages)+1)
 	for i := range chans {
 		chans[i] = make(chan []ha.Tuple, p.Buffer)
@@ -66,14 +71,15 @@ func (p Pipeline) Run(ctx context.Context, n int, next func() ha.Tuple) (Pipelin
 		defer close(sink)
 		for b := range chans[len(chans)-1] {
 			res.Outputs += int64(len(b))
+			p.put(b)
 		}
 	}()
 	src := chans[0]
 	for n > 0 && ctx.Err() == nil {
 		k := min(p.Batch, n)
-		b := make([]ha.Tuple, k)
-		for i := range b {
-			b[i] = next()
+		b := p.get()
+		for range k {
+			b = append(b, next())
 		}
 		select {
 		case src <- b:
@@ -94,14 +100,14 @@ func (p Pipeline) Run(ctx context.Context, n int, next func() ha.Tuple) (Pipelin
 // in batches of p.Batch, flushing at the end of each input batch.
 func (p Pipeline) stage(ctx context.Context, ops []ha.Operator, in <-chan []ha.Tuple, out chan<- []ha.Tuple) {
 	defer close(out)
-	buf := make([]ha.Tuple, 0, p.Batch)
+	buf := p.get()
 	flush := func() bool {
 		if len(buf) == 0 {
 			return true
 		}
 		select {
 		case out <- buf:
-			buf = make([]ha.Tuple, 0, p.Batch)
+			buf = p.get()
 			return true
 		case <-ctx.Done():
 			return false
@@ -125,6 +131,7 @@ func (p Pipeline) stage(ctx context.Context, ops []ha.Operator, in <-chan []ha.T
 		for _, t := range b {
 			ops[0].Process(t, emits[0])
 		}
+		p.put(b)
 		if !flush() {
 			for range in {
 				// drain so the upstream stage can finish
@@ -132,6 +139,15 @@ func (p Pipeline) stage(ctx context.Context, ops []ha.Operator, in <-chan []ha.T
 			return
 		}
 	}
+}
+
+// get returns an empty batch from the pool.
+func (p Pipeline) get() []ha.Tuple { return (*p.pool.Get().(*[]ha.Tuple))[:0] }
+
+// put gives a batch its receiver has read back to the pool.
+func (p Pipeline) put(b []ha.Tuple) {
+	b = b[:0]
+	p.pool.Put(&b)
 }
 
 // Source returns a generator of source tuples like a constant-rate source
