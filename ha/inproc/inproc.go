@@ -1,6 +1,7 @@
 // Package inproc is a real-time runtime that runs a whole deployment inside
 // one process: one goroutine per host, an unbounded mailbox per host,
-// messages handed over by pointer (no encoding), timers on the real clock.
+// messages handed over by pointer (no encoding; data messages copied into
+// pooled memory the receiver gives back), timers on the real clock.
 // It drives the same ha.Node state machines and strategies as the
 // simulator and the cluster runtime, unmodified, and produces the same
 // kind of trace, so every metric is computed the same way.
