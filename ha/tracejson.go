@@ -200,8 +200,12 @@ func (p *deliveryParser) host() string {
 }
 
 // number consumes a JSON number token: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?,
-// the fraction and exponent only when frac.
+// the fraction and exponent only when frac; nil when the line is bad
+// already or becomes bad here.
 func (p *deliveryParser) number(frac bool) []byte {
+	if p.bad {
+		return nil
+	}
 	b, i := p.b, 0
 	digits := func() int {
 		n := 0
@@ -264,9 +268,6 @@ func short(tok []byte) (v int64, neg, ok bool) {
 // int consumes an integer that fits in bits (as strconv.ParseInt would
 // take it); anything else makes the line bad.
 func (p *deliveryParser) int(bits int) int64 {
-	if p.bad {
-		return 0
-	}
 	tok := p.number(false)
 	if p.bad {
 		return 0
@@ -284,9 +285,6 @@ func (p *deliveryParser) int(bits int) int64 {
 // strconv.ParseUint would take it: no sign); anything else makes the line
 // bad.
 func (p *deliveryParser) uint(bits int) uint64 {
-	if p.bad {
-		return 0
-	}
 	tok := p.number(false)
 	if p.bad {
 		return 0
@@ -301,10 +299,11 @@ func (p *deliveryParser) uint(bits int) uint64 {
 }
 
 func (p *deliveryParser) float() float64 {
+	tok := p.number(true)
 	if p.bad {
 		return 0
 	}
-	v, err := strconv.ParseFloat(string(p.number(true)), 64)
-	p.bad = p.bad || err != nil
+	v, err := strconv.ParseFloat(string(tok), 64)
+	p.bad = err != nil
 	return v
 }
