@@ -88,21 +88,31 @@ func predictedHash(id OutputID) uint64 {
 
 // delivery rebuilds a delivery from its encoded fields.
 func delivery(v *[nFields]uint64) Delivery {
-	emit := int64(v[fEmit])
-	id := OutputID{Kind: IDKind(v[fIDKind]), Key: uint32(v[fIDKey]), X: int64(v[fIDX])}
-	return Delivery{
-		T: time.Duration(int64(v[fT]) + emit),
+	d := Delivery{
+		T: time.Duration(v[fT]),
 		Tuple: Tuple{
 			Stream:  uint8(v[fStream]),
 			Seq:     v[fSeq],
 			Key:     uint32(v[fKey]),
-			Time:    int64(v[fTime]) + emit,
-			Emit:    emit,
+			Time:    int64(v[fTime]),
+			Emit:    int64(v[fEmit]),
 			Value:   math.Float64frombits(v[fValue]),
-			ID:      id,
-			Lineage: Lineage{N: uint32(v[fLinN]), Hash: v[fLinHash] ^ predictedHash(id)},
+			ID:      OutputID{Kind: IDKind(v[fIDKind]), Key: uint32(v[fIDKey]), X: int64(v[fIDX])},
+			Lineage: Lineage{N: uint32(v[fLinN]), Hash: v[fLinHash]},
 		},
 	}
+	d.unpredict()
+	return d
+}
+
+// unpredict turns a delivery whose fields are as encoded (T and Time
+// relative to Emit, the hash relative to the one the id implies) back
+// into the delivery.
+func (d *Delivery) unpredict() {
+	t := &d.Tuple
+	d.T += time.Duration(t.Emit)
+	t.Time += t.Emit
+	t.Lineage.Hash ^= predictedHash(t.ID)
 }
 
 // Len is the number of deliveries.
@@ -167,11 +177,8 @@ func (d *Deliveries) decode(b int, out *[blockLen]Delivery) {
 		}
 		setField(out, f, &col)
 	}
-	for j := range out { // T, Time and the hash were stored relative to these
-		t := &out[j].Tuple
-		out[j].T += time.Duration(t.Emit)
-		t.Time += t.Emit
-		t.Lineage.Hash ^= predictedHash(t.ID)
+	for j := range out {
+		out[j].unpredict()
 	}
 }
 
