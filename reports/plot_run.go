@@ -123,8 +123,9 @@ func LatencyFigure(name, strategy string, faulty *ha.Trace, rec metrics.Recovery
 	if ds.Len() == 0 {
 		return single(name, title, []string{"no output delivered"}, emptyPlot(title, "the sink received no output"))
 	}
+	r := ds.Reader() // thinMax reads the points in order
 	lat := thinMax(ds.Len(), maxPoints, func(i int) plotter.XY {
-		d := ds.At(i)
+		d := r.At(i)
 		return plotter.XY{X: d.T.Seconds(), Y: float64(d.Latency()) / 1e6}
 	})
 	ss, notes := cleanSeries([]series{{Name: "latency", XY: lat}}, false, true)

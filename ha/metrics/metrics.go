@@ -310,16 +310,17 @@ func Shortfalls(exp, obs *ha.Deliveries, x classify.Index) []int64 {
 		}
 	}
 	short := make([]int64, len(x.First))
+	er := exp.Reader() // x.First is in expected order
 	for id, first := range x.First {
-		short[id] = max(0, int64(exp.At(int(first)).Tuple.Lineage.N)-int64(lastN[id]))
+		short[id] = max(0, int64(er.At(int(first)).Tuple.Lineage.N)-int64(lastN[id]))
 	}
 	return short
 }
 
 // firstLatency is the failure-free latency of expected id d: that of its
-// first delivery.
-func firstLatency(exp *ha.Deliveries, x classify.Index, d int32) time.Duration {
-	return exp.At(int(x.First[d])).Latency()
+// first delivery, read through er, a reader of the expected log.
+func firstLatency(er *ha.DeliveryReader, x classify.Index, d int32) time.Duration {
+	return er.At(int(x.First[d])).Latency()
 }
 
 func detection(trace *ha.Trace, fault time.Duration, host string) *float64 {
@@ -370,11 +371,12 @@ func recoveryTime(exp, obs *ha.Deliveries, x classify.Index, fault time.Duration
 	median := quantile(pre, 0.5)
 	slack := median / 10
 	lastBad := -1
+	er := exp.Reader()
 	for i, d := range obs.All() {
 		if d.T < fault || d.Latency() <= median+slack {
 			continue
 		}
-		if id := x.Observed[i]; id >= 0 && d.Latency() <= firstLatency(exp, x, id)+slack {
+		if id := x.Observed[i]; id >= 0 && d.Latency() <= firstLatency(er, x, id)+slack {
 			continue
 		}
 		lastBad = i
@@ -406,13 +408,14 @@ func sortedQuantile(s []time.Duration, q float64) time.Duration {
 func maxAdded(exp, obs *ha.Deliveries, x classify.Index) float64 {
 	seen := make([]bool, len(x.First))
 	var worst time.Duration
+	er := exp.Reader() // observed outputs mostly follow the expected order
 	for i, d := range obs.All() {
 		id := x.Observed[i]
 		if id < 0 || seen[id] {
 			continue
 		}
 		seen[id] = true
-		worst = max(worst, d.Latency()-firstLatency(exp, x, id))
+		worst = max(worst, d.Latency()-firstLatency(er, x, id))
 	}
 	return ms(worst)
 }
