@@ -275,14 +275,7 @@ func outputFigure(name, strategy string, reference, faulty *ha.Trace, rec metric
 			expXY = append(expXY, plotter.XY{X: d.T.Seconds(), Y: float64(i)})
 		}
 	}
-	nOK := 0
-	for _, st := range res.Status {
-		switch st {
-		case classify.StatusDuplicate, classify.StatusWrong, classify.StatusSpurious:
-		default:
-			nOK++
-		}
-	}
+	nOK := len(res.Status) - res.Duplicates - res.Wrong - res.Spurious
 	kOK, iOK := stride(nOK, maxPoints), 0
 	delivered := make([]bool, len(x.First))
 	last := 0.0
