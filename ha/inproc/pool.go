@@ -22,6 +22,11 @@ type messagePool struct {
 // copies is the pool of the in-process runtime's data messages.
 var copies messagePool
 
+// batchClass is the smallest c with 1<<c ≥ k: batches are pooled by
+// power-of-two capacity, so a burst's large batch does not serve a single
+// tuple while small ones are regrown.
+func batchClass(k int) int { return bits.Len(uint(k - 1)) }
+
 // copy returns a copy of m, Tuples included, in pooled memory.
 func (p *messagePool) copy(m *ha.Message) *ha.Message {
 	c, _ := p.msgs.Get().(*ha.Message)
@@ -38,7 +43,7 @@ func (p *messagePool) batch(k int) []ha.Tuple {
 	if k == 0 {
 		return nil
 	}
-	cl := bits.Len(uint(k - 1))
+	cl := batchClass(k)
 	if cl > maxPooledClass {
 		return make([]ha.Tuple, 0, k)
 	}
@@ -52,7 +57,7 @@ func (p *messagePool) batch(k int) []ha.Tuple {
 // its Tuples any more.
 func (p *messagePool) release(m *ha.Message) {
 	if b := m.Tuples; cap(b) > 0 {
-		if cl := bits.Len(uint(cap(b) - 1)); cl <= maxPooledClass && cap(b) == 1<<cl {
+		if cl := batchClass(cap(b)); cl <= maxPooledClass && cap(b) == 1<<cl {
 			b = b[:0]
 			p.batches[cl].Put(&b)
 		}
