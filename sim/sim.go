@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/timeq"
 )
 
 // Network is the network model.
@@ -185,71 +186,10 @@ type event struct {
 	part bool // a detection caused by a partition: the peer is up but unreachable
 }
 
-// qent is one queue entry: the ordering key is kept inline so that sifting
-// compares without touching the event itself.
-type qent struct {
-	at  time.Duration
-	seq uint64
-	e   *event
-}
-
-func (a qent) before(b qent) bool {
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
-}
-
-// eventQueue is a 4-ary min-heap ordered by (at, seq): half the depth of
-// a binary heap, and a node's four children share a cache line or two, which
-// matters once a million events are pending. Every key is unique (seq grows
-// with each push), so the pop order is a pure function of the pushes: the
-// same as any other correct priority queue would give.
-type eventQueue []qent
-
-func (q *eventQueue) push(x qent) {
-	h := append(*q, x)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 4
-		if !x.before(h[p]) {
-			break
-		}
-		h[i] = h[p]
-		i = p
-	}
-	h[i] = x
-	*q = h
-}
-
-func (q *eventQueue) pop() *event {
-	h := *q
-	top := h[0].e
-	n := len(h) - 1
-	x := h[n]
-	h[n] = qent{}
-	h = h[:n]
-	i := 0
-	for {
-		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		m := c
-		for j := c + 1; j < c+4 && j < n; j++ {
-			if h[j].before(h[m]) {
-				m = j
-			}
-		}
-		if !h[m].before(x) {
-			break
-		}
-		h[i] = h[m]
-		i = m
-	}
-	if n > 0 {
-		h[i] = x
-	}
-	*q = h
-	return top
-}
+// eventQueue holds the pending events in (at, seq) order: every key is
+// unique (seq grows with each push), so the run is the same with any
+// correct priority queue.
+type eventQueue = timeq.Queue[*event]
 
 // Sim is one simulation in progress.
 type Sim struct {
@@ -361,13 +301,13 @@ func New(cfg Config) (*Sim, error) {
 func (s *Sim) push(e *event) {
 	s.seq++
 	e.seq = s.seq
-	s.q.push(qent{at: e.at, seq: s.seq, e: e})
+	s.q.Push(timeq.Entry[*event]{At: e.at, Seq: s.seq, V: e})
 }
 
 // Loop runs events until the end time.
 func (s *Sim) Loop() {
 	for s.next != nil || len(s.q) > 0 {
-		if s.next == nil && s.q[0].at > s.cfg.End {
+		if s.next == nil && s.q[0].At > s.cfg.End {
 			break
 		}
 		if s.cfg.MaxEvents > 0 && s.events >= s.cfg.MaxEvents {
@@ -380,7 +320,7 @@ func (s *Sim) Loop() {
 			s.ready(h)
 			continue
 		}
-		e := s.q.pop()
+		e := s.q.Pop().V
 		s.now = e.at
 		s.handle(e)
 		*e = event{}
@@ -449,7 +389,7 @@ func (s *Sim) kick(h *host) {
 	}
 	h.readySet = true
 	at := max(s.now, h.busyUntil)
-	if at == s.now && s.next == nil && (len(s.q) == 0 || s.q[0].at > at) {
+	if at == s.now && s.next == nil && (len(s.q) == 0 || s.q[0].At > at) {
 		s.next = h
 		return
 	}

@@ -1,6 +1,10 @@
 package cluster
 
-import "time"
+import (
+	"time"
+
+	"github.com/streamha/streamha/ha/timeq"
+)
 
 // timerQueue holds a node's armed timers for its loop goroutine. Arming one
 // (ha.Env.SetTimer, inside a handler) only records it: no runtime timer, no
@@ -9,64 +13,9 @@ import "time"
 // earliest timer with a single reusable time.Timer and fires what is due.
 // Only the goroutine that runs the node (its loop, then close) touches it.
 type timerQueue struct {
-	h    timerHeap
+	h    timeq.Queue[string] // timer names by due time (env time), then arming order
 	seq  uint64
 	done bool
-}
-
-// pendingTimer is one armed timer: it fires at at (env time), timers due
-// at the same instant in the order they were armed.
-type pendingTimer struct {
-	at   time.Duration
-	seq  uint64
-	name string
-}
-
-// before orders timers by due time, then arming order.
-func (a pendingTimer) before(b pendingTimer) bool {
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
-}
-
-// timerHeap is a binary min-heap of timers, typed so that arming one
-// allocates nothing beyond the slice's growth (container/heap would box
-// every timer in an interface).
-type timerHeap []pendingTimer
-
-func (h *timerHeap) push(t pendingTimer) {
-	*h = append(*h, t)
-	a := *h
-	for i := len(a) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !a[i].before(a[p]) {
-			break
-		}
-		a[i], a[p] = a[p], a[i]
-		i = p
-	}
-}
-
-func (h *timerHeap) pop() pendingTimer {
-	a := *h
-	top := a[0]
-	n := len(a) - 1
-	a[0] = a[n]
-	a = a[:n]
-	for i := 0; ; {
-		m, l, r := i, 2*i+1, 2*i+2
-		if l < n && a[l].before(a[m]) {
-			m = l
-		}
-		if r < n && a[r].before(a[m]) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		a[i], a[m] = a[m], a[i]
-		i = m
-	}
-	*h = a
-	return top
 }
 
 // arm records a timer named name firing at at; nothing once stopped.
@@ -75,7 +24,7 @@ func (q *timerQueue) arm(at time.Duration, name string) {
 		return
 	}
 	q.seq++
-	q.h.push(pendingTimer{at: at, seq: q.seq, name: name})
+	q.h.Push(timeq.Entry[string]{At: at, Seq: q.seq, V: name})
 }
 
 // mark is the arming sequence so far: due(now, mark) fires only timers
@@ -88,10 +37,10 @@ func (q *timerQueue) mark() uint64 {
 // due removes and returns the name of the earliest timer due at now and
 // armed up to mark, if any.
 func (q *timerQueue) due(now time.Duration, mark uint64) (string, bool) {
-	if len(q.h) == 0 || q.h[0].at > now || q.h[0].seq > mark {
+	if len(q.h) == 0 || q.h[0].At > now || q.h[0].Seq > mark {
 		return "", false
 	}
-	return q.h.pop().name, true
+	return q.h.Pop().V, true
 }
 
 // next is how long from now until the earliest timer is due (≤ 0: due
@@ -100,7 +49,7 @@ func (q *timerQueue) next(now time.Duration) (time.Duration, bool) {
 	if len(q.h) == 0 {
 		return 0, false
 	}
-	return q.h[0].at - now, true
+	return q.h[0].At - now, true
 }
 
 // stop drops every armed timer and ignores later arming.

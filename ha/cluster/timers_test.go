@@ -12,6 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// armedTimer is a timer a test arms: at, and its name.
+type armedTimer struct {
+	at   time.Duration
+	seq  uint64
+	name string
+}
+
 // TestTimerQueue: timers fire in time order, those due at one instant in
 // the order they were armed; a timer armed while a pass fires (a source
 // continuing a burst "now") waits for the next pass, so the loop reads its
@@ -20,14 +27,14 @@ func TestTimerQueue(t *testing.T) {
 	const ms = time.Millisecond
 	tests := []struct {
 		name  string
-		armed []pendingTimer // at and name; armed in this order
+		armed []armedTimer // at and name; armed in this order
 		now   time.Duration
 		fires []string
 		next  time.Duration // until the earliest left, when any
 	}{
-		{"none due", []pendingTimer{{at: 5 * ms, name: "a"}}, 4 * ms, nil, ms},
-		{"time order", []pendingTimer{{at: 3 * ms, name: "late"}, {at: ms, name: "early"}, {at: 9 * ms, name: "future"}}, 3 * ms, []string{"early", "late"}, 6 * ms},
-		{"same instant: arming order", []pendingTimer{{at: 2 * ms, name: "first"}, {at: 2 * ms, name: "second"}, {at: 2 * ms, name: "third"}}, 2 * ms, []string{"first", "second", "third"}, -1},
+		{"none due", []armedTimer{{at: 5 * ms, name: "a"}}, 4 * ms, nil, ms},
+		{"time order", []armedTimer{{at: 3 * ms, name: "late"}, {at: ms, name: "early"}, {at: 9 * ms, name: "future"}}, 3 * ms, []string{"early", "late"}, 6 * ms},
+		{"same instant: arming order", []armedTimer{{at: 2 * ms, name: "first"}, {at: 2 * ms, name: "second"}, {at: 2 * ms, name: "third"}}, 2 * ms, []string{"first", "second", "third"}, -1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,19 +87,19 @@ func TestTimerQueue(t *testing.T) {
 	assert.False(t, ok)
 }
 
-// TestTimerHeapOrder: the typed heap pops any arming sequence in due-time
+// TestTimerHeapOrder: the queue pops any arming sequence in due-time
 // order, ties in arming order, as a stable sort would.
 func TestTimerHeapOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 50 {
 		var q timerQueue
-		var want []pendingTimer
+		var want []armedTimer
 		for i := range rng.IntN(300) {
-			p := pendingTimer{at: time.Duration(rng.IntN(20)), seq: uint64(i + 1), name: fmt.Sprint(i)}
+			p := armedTimer{at: time.Duration(rng.IntN(20)), seq: uint64(i + 1), name: fmt.Sprint(i)}
 			q.arm(p.at, p.name)
 			want = append(want, p)
 		}
-		slices.SortStableFunc(want, func(a, b pendingTimer) int { return cmp.Compare(a.at, b.at) })
+		slices.SortStableFunc(want, func(a, b armedTimer) int { return cmp.Compare(a.at, b.at) })
 		for i, w := range want {
 			name, ok := q.due(time.Hour, q.mark())
 			require.True(t, ok, "round %d: timer %d", round, i)
