@@ -37,7 +37,7 @@ const Name = "active-standby"
 
 // Parameter defaults.
 const (
-	DefaultAckInterval  = 20 * time.Millisecond
+	DefaultAckInterval  = 100 * time.Millisecond
 	DefaultShipInterval = 2 * time.Millisecond
 )
 
