@@ -106,10 +106,14 @@ func (h *hooks) Start() {
 
 // armTick arms the ack timer to fire after d on the hosts that take part
 // in the ack rounds: a spare has nothing to acknowledge or trim, and does
-// not wake every ack interval for nothing until it takes over.
+// not wake every ack interval for nothing until it takes over; nor does a
+// source with no floors to send and no max_age to enforce.
 func (h *hooks) armTick(d time.Duration) {
 	n := h.n
 	if h.ticking || !(n.IsSource() || n.IsSink() || n.IsPrimary()) {
+		return
+	}
+	if n.IsSource() && !h.cfg.Dedup && h.cfg.MaxAge <= 0 {
 		return
 	}
 	h.ticking = true
@@ -238,8 +242,12 @@ func (h *hooks) sendAck(p int, seq uint64, level uint8, l0 uint64) bool {
 }
 
 // sendFloors tells the downstream primary the floor of our queue and the
-// relayed floor of our upstreams' queues, when they changed.
+// relayed floor of our upstreams' queues, when they changed. Floors only
+// bound the dedup memories (onFloor), so without dedup none are sent.
 func (h *hooks) sendFloors() {
+	if !h.cfg.Dedup {
+		return
+	}
 	n := h.n
 	relay := floor{}
 	if !n.IsSource() {

@@ -30,7 +30,8 @@
 // memory is bounded: an id can be forgotten once the replay that could
 // produce it again is impossible, that is once its event time is at or below
 // the floor of the queue that a replacement would replay (relayed by the
-// upstream in "ub.floor" messages).
+// upstream in "ub.floor" messages, which only dedup needs: without it none
+// are sent).
 //
 // A restarted window operator also recreates windows that started before
 // the replayed history (a sliding window opens every window containing the
@@ -73,7 +74,7 @@ func init() {
 			"repeating recovery (precise with dedup), convergent or gap when retention is bounded below the state.",
 		Params: []strategies.Param{
 			{Name: "ack_interval", Type: "duration", Default: DefaultAckInterval.String(),
-				Doc: "how often every node sends level-0 and level-1 acks to its upstreams (and queue floors downstream)"},
+				Doc: "how often every node sends level-0 and level-1 acks to its upstreams (and, with dedup, queue floors downstream)"},
 			{Name: "dedup", Type: "bool", Default: "false",
 				Doc: "downstream nodes drop replayed outputs whose id they already received (precise instead of repeating)"},
 			{Name: "max_tuples", Type: "int", Default: "0",
@@ -94,7 +95,7 @@ func init() {
 
 // Config holds the strategy's parameters.
 type Config struct {
-	// AckInterval is how often acks (and queue floors) are sent.
+	// AckInterval is how often acks (and, with Dedup, queue floors) are sent.
 	AckInterval time.Duration
 	// Dedup makes downstream nodes drop outputs whose id they already have.
 	Dedup bool
