@@ -72,7 +72,10 @@ func (l *inputLog) drop(upTo uint64) {
 		l.head++
 	}
 	if l.head > 256 && l.head*2 > len(l.segs) {
-		l.segs = append(l.segs[:0:0], l.segs[l.head:]...)
+		// In place: a fresh slice of exactly the live segments had to grow
+		// again with the next appends, a copy and an allocation every few
+		// ack rounds.
+		l.segs = l.segs[:copy(l.segs, l.segs[l.head:])]
 		l.head = 0
 	}
 }
@@ -121,7 +124,7 @@ func (m *idMemory) forget(floor int64) {
 		m.head++
 	}
 	if m.head > 1024 && m.head*2 > len(m.fifo) {
-		m.fifo = append(m.fifo[:0:0], m.fifo[m.head:]...)
+		m.fifo = m.fifo[:copy(m.fifo, m.fifo[m.head:])] // in place, as inputLog.drop
 		m.head = 0
 	}
 }

@@ -56,6 +56,31 @@ func TestInputLogCut(t *testing.T) {
 	assert.False(t, ok)
 }
 
+// TestInputLogCompactsInPlace: dropping most of a long log moves the live
+// segments to the front of the same array, so the appends of the next ack
+// rounds neither allocate nor copy; what is left reads as before.
+func TestInputLogCompactsInPlace(t *testing.T) {
+	var l inputLog
+	for s := uint64(1); s <= 2000; s++ {
+		l.add(2*s, int64(s)*ms) // gaps in the seqs: one segment each
+	}
+	capBefore := cap(l.segs)
+	l.drop(2 * 1500)
+	require.Zero(t, l.head, "compacted")
+	assert.Equal(t, 500, l.size())
+	assert.Equal(t, capBefore, cap(l.segs), "same array")
+	assert.Equal(t, segment{first: 3002, last: 3002, firstT: 1501 * ms, maxT: 1501 * ms}, l.segs[0])
+	cut, ok := l.cut(1600 * ms)
+	assert.True(t, ok)
+	assert.Equal(t, uint64(2*1599), cut)
+	next := uint64(4002)
+	allocs := testing.AllocsPerRun(100, func() {
+		l.add(next, int64(next)*ms)
+		next += 2
+	})
+	assert.Zero(t, allocs, "appends after the compaction reuse the array")
+}
+
 func TestInputLogNonMonotone(t *testing.T) {
 	var l inputLog
 	l.add(1, 5*ms)
@@ -82,6 +107,25 @@ func TestIDMemory(t *testing.T) {
 	assert.True(t, m.admit(a, 10), "a forgotten id is admitted again")
 	assert.False(t, m.admit(b, 20))
 	assert.Equal(t, 2, m.peak)
+}
+
+// TestIDMemoryCompaction: forgetting most ids compacts the arrival order
+// in place and keeps the rest remembered.
+func TestIDMemoryCompaction(t *testing.T) {
+	m := newIDMemory()
+	id := func(i int) ha.OutputID { return ha.OutputID{Kind: ha.IDSource, X: int64(i)} }
+	for i := range 3000 {
+		require.True(t, m.admit(id(i), int64(i)))
+	}
+	m.forget(1999)
+	require.Zero(t, m.head, "compacted")
+	assert.Equal(t, 1000, m.size())
+	assert.Len(t, m.fifo, 1000)
+	assert.False(t, m.admit(id(2500), 2500), "a later id is still remembered")
+	assert.True(t, m.admit(id(1500), 1500), "a forgotten id is admitted again")
+	m.forget(2600) // oldest first: stops at 2601, behind it the re-admitted 1500 stays
+	assert.Equal(t, 400, m.size())
+	assert.False(t, m.admit(id(1500), 1500))
 }
 
 func TestFloorCodec(t *testing.T) {
