@@ -233,10 +233,13 @@ func (c *ckDecoder) checkpoint() *checkpoint {
 }
 
 // encodeCheckpoint returns the checkpoint's wire bytes: the msgpack array
-// followed by the CRC-32C (Castagnoli) of that array, big-endian.
-func encodeCheckpoint(c *checkpoint) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := c.EncodeMsgpack(msgpack.NewEncoder(&buf)); err != nil {
+// followed by the CRC-32C (Castagnoli) of that array, big-endian. sizeHint
+// is the capacity to start with (the size of a similar checkpoint): a
+// buffer grown from nothing copies itself at every doubling, and the
+// output log's tuples are written straight into the spare capacity.
+func encodeCheckpoint(c *checkpoint, sizeHint int) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, max(0, sizeHint)))
+	if err := c.EncodeMsgpack(msgpack.NewEncoder(buf)); err != nil {
 		return nil, fmt.Errorf("encode checkpoint %d: %w", c.ID, err)
 	}
 	return appendChecksum(buf.Bytes()), nil

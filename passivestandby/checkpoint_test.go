@@ -33,9 +33,9 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := encodeCheckpoint(tc.ck)
+			b, err := encodeCheckpoint(tc.ck, 0)
 			require.NoError(t, err)
-			b2, err := encodeCheckpoint(tc.ck)
+			b2, err := encodeCheckpoint(tc.ck, 0)
 			require.NoError(t, err)
 			require.Equal(t, b, b2)
 			got, err := decodeCheckpoint(b)
@@ -57,7 +57,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 // checksum catches also matches ErrChecksum, and garbage that carries a
 // valid checksum is still rejected by the parser.
 func TestCheckpointCorrupt(t *testing.T) {
-	good, err := encodeCheckpoint(sampleCheckpoint())
+	good, err := encodeCheckpoint(sampleCheckpoint(), 0)
 	require.NoError(t, err)
 	flipped := func(i int) []byte {
 		b := append([]byte(nil), good...)
@@ -94,7 +94,7 @@ func TestCheckpointCorrupt(t *testing.T) {
 // TestCheckpointChecksumEveryByte: flipping any single bit of an encoded
 // checkpoint is detected (CRC-32C catches every 1-bit error).
 func TestCheckpointChecksumEveryByte(t *testing.T) {
-	good, err := encodeCheckpoint(sampleCheckpoint())
+	good, err := encodeCheckpoint(sampleCheckpoint(), 0)
 	require.NoError(t, err)
 	for i := range good {
 		for bit := range 8 {
@@ -111,7 +111,7 @@ func TestCheckpointChecksumEveryByte(t *testing.T) {
 // input is tried as it is (almost always a checksum mismatch) and with a
 // valid checksum appended, so the fuzzer reaches the parser behind it.
 func FuzzDecodeCheckpoint(f *testing.F) {
-	good, _ := encodeCheckpoint(sampleCheckpoint())
+	good, _ := encodeCheckpoint(sampleCheckpoint(), 0)
 	f.Add(good)
 	f.Add(good[:len(good)-checksumLen])
 	f.Add([]byte{0x98})
@@ -124,11 +124,11 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 			require.ErrorIs(t, err, ErrCorruptCheckpoint)
 			return
 		}
-		again, err := encodeCheckpoint(ck)
+		again, err := encodeCheckpoint(ck, 0)
 		require.NoError(t, err)
 		ck2, err := decodeCheckpoint(again)
 		require.NoError(t, err)
-		again2, err := encodeCheckpoint(ck2)
+		again2, err := encodeCheckpoint(ck2, 0)
 		require.NoError(t, err)
 		require.Equal(t, again, again2) // bytes: a NaN value is not equal to itself
 	})

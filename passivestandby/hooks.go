@@ -80,8 +80,10 @@ type hooks struct {
 	// ---- primary ----
 	gen         int // term as primary; timers of older terms are ignored
 	backup      string
-	ckID        uint64 // id of the last checkpoint captured
-	sinceFull   int    // checkpoints captured since the last full one
+	ckID        uint64     // id of the last checkpoint captured
+	sinceFull   int        // checkpoints captured since the last full one
+	ckSize      [2]int     // bytes of the last incremental and the last full checkpoint
+	logScratch  []ha.Tuple // the output log copied for the checkpoint being encoded
 	forceFull   bool
 	serializing *outgoing // captured, waiting to leave (sync mode)
 	inflight    *outgoing // sent, waiting for the backup's acknowledgement
@@ -409,12 +411,17 @@ func (h *hooks) checkpoint(full bool) {
 		h.forceFull = true
 		return
 	}
-	body, err := encodeCheckpoint(ck)
+	size := &h.ckSize[0]
+	if full {
+		size = &h.ckSize[1]
+	}
+	body, err := encodeCheckpoint(ck, *size+*size/8)
 	if err != nil {
 		n.Trace(ha.Event{Kind: ha.EvNote, Note: err.Error()})
 		h.forceFull = true
 		return
 	}
+	*size = len(body)
 	kind := "incremental"
 	if full {
 		kind = "full"
@@ -438,7 +445,8 @@ func (h *hooks) checkpoint(full bool) {
 	n.SetTimer(0, timerName(timerSend, h.gen))
 }
 
-// capture builds the checkpoint of the node's current state.
+// capture builds the checkpoint of the node's current state. Its Log is
+// scratch space the next capture overwrites: encode the checkpoint first.
 func (h *hooks) capture(full bool) (*checkpoint, error) {
 	n := h.n
 	h.ckID++
@@ -471,7 +479,8 @@ func (h *hooks) capture(full bool) (*checkpoint, error) {
 	if !full {
 		from = n.OutputIndex(h.prevOutSeq + 1)
 	}
-	ck.Log = n.AppendOutput(nil, from, n.OutputLen())
+	h.logScratch = n.AppendOutput(h.logScratch[:0], from, n.OutputLen())
+	ck.Log = h.logScratch
 	return ck, nil
 }
 
