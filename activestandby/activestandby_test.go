@@ -14,6 +14,7 @@ import (
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
+	"github.com/streamha/streamha/upstreambackup"
 )
 
 // chain is a short version of the default experiment: source → A (filter +
@@ -383,6 +384,9 @@ func TestParams(t *testing.T) {
 		assert.NotEmpty(t, p.Default, p.Name)
 	}
 	assert.Equal(t, []string{"ack_interval", "ship_decisions", "ship_interval"}, names)
+	assert.Equal(t, "100ms", info.Params[0].Default, "the default docs/strategies/active-standby.md gives")
+	assert.Equal(t, upstreambackup.DefaultAckInterval, activestandby.DefaultAckInterval,
+		"the same cadence as upstream backup, so their acknowledgement costs compare like for like")
 
 	cases := []struct {
 		name    string
