@@ -12,11 +12,12 @@ import (
 const maxPooledClass = 12
 
 // messagePool holds the copies SendCopy makes, shared by every host of
-// every run: a sender takes a message and a batch of the next power-of-two
-// capacity, the receiving host gives both back once it has handled them.
+// every run: a sender takes a message whose batch has the next power-of-two
+// capacity, the receiving host gives it back once it has handled it. A
+// pooled message keeps its batch, so taking and returning one allocates
+// nothing.
 type messagePool struct {
-	msgs    sync.Pool // *ha.Message
-	batches [maxPooledClass + 1]sync.Pool
+	classes [maxPooledClass + 1]sync.Pool // *ha.Message, Tuples empty with capacity 1<<class
 }
 
 // copies is the pool of the in-process runtime's data messages.
@@ -29,39 +30,32 @@ func batchClass(k int) int { return bits.Len(uint(k - 1)) }
 
 // copy returns a copy of m, Tuples included, in pooled memory.
 func (p *messagePool) copy(m *ha.Message) *ha.Message {
-	c, _ := p.msgs.Get().(*ha.Message)
-	if c == nil {
-		c = new(ha.Message)
+	k := len(m.Tuples)
+	cl := batchClass(max(k, 1))
+	var c *ha.Message
+	if cl <= maxPooledClass {
+		c, _ = p.classes[cl].Get().(*ha.Message)
 	}
+	if c == nil {
+		c = &ha.Message{Tuples: make([]ha.Tuple, 0, max(k, 1<<min(cl, maxPooledClass)))}
+	}
+	buf := c.Tuples[:0]
 	*c = *m
-	c.Tuples = append(p.batch(len(m.Tuples)), m.Tuples...)
+	c.Tuples = append(buf, m.Tuples...)
 	return c
 }
 
-// batch returns an empty batch with room for k tuples.
-func (p *messagePool) batch(k int) []ha.Tuple {
-	if k == 0 {
-		return nil
-	}
-	cl := batchClass(k)
-	if cl > maxPooledClass {
-		return make([]ha.Tuple, 0, k)
-	}
-	if b, ok := p.batches[cl].Get().(*[]ha.Tuple); ok {
-		return (*b)[:0]
-	}
-	return make([]ha.Tuple, 0, 1<<cl)
-}
-
 // release takes back a message copy made, once nothing refers to it or
-// its Tuples any more.
+// its Tuples any more. It is left empty, its batch kept for the next copy
+// of its class; a batch beyond the largest class is left to the garbage
+// collector.
 func (p *messagePool) release(m *ha.Message) {
-	if b := m.Tuples; cap(b) > 0 {
-		if cl := batchClass(cap(b)); cl <= maxPooledClass && cap(b) == 1<<cl {
-			b = b[:0]
-			p.batches[cl].Put(&b)
-		}
-	}
+	buf := m.Tuples[:0]
 	*m = ha.Message{}
-	p.msgs.Put(m)
+	cl := batchClass(max(cap(buf), 1))
+	if cl > maxPooledClass || cap(buf) != 1<<cl {
+		return
+	}
+	m.Tuples = buf
+	p.classes[cl].Put(m)
 }
