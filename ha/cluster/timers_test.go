@@ -15,7 +15,6 @@ import (
 // armedTimer is a timer a test arms: at, and its name.
 type armedTimer struct {
 	at   time.Duration
-	seq  uint64
 	name string
 }
 
@@ -95,7 +94,7 @@ func TestTimerHeapOrder(t *testing.T) {
 		var q timerQueue
 		var want []armedTimer
 		for i := range rng.IntN(300) {
-			p := armedTimer{at: time.Duration(rng.IntN(20)), seq: uint64(i + 1), name: fmt.Sprint(i)}
+			p := armedTimer{at: time.Duration(rng.IntN(20)), name: fmt.Sprint(i)}
 			q.arm(p.at, p.name)
 			want = append(want, p)
 		}
