@@ -113,7 +113,7 @@ func (h *hooks) armTick(d time.Duration) {
 	if h.ticking || !(n.IsSource() || n.IsSink() || n.IsPrimary()) {
 		return
 	}
-	if n.IsSource() && !h.cfg.Dedup && h.cfg.MaxAge <= 0 {
+	if n.IsSource() && !h.sendsFloors() && h.cfg.MaxAge <= 0 {
 		return
 	}
 	h.ticking = true
@@ -241,11 +241,14 @@ func (h *hooks) sendAck(p int, seq uint64, level uint8, l0 uint64) bool {
 	return true
 }
 
+// sendsFloors reports whether the ack rounds carry queue floors: floors
+// only bound the dedup memories (onFloor), so without dedup none are sent.
+func (h *hooks) sendsFloors() bool { return h.cfg.Dedup }
+
 // sendFloors tells the downstream primary the floor of our queue and the
-// relayed floor of our upstreams' queues, when they changed. Floors only
-// bound the dedup memories (onFloor), so without dedup none are sent.
+// relayed floor of our upstreams' queues, when they changed.
 func (h *hooks) sendFloors() {
-	if !h.cfg.Dedup {
+	if !h.sendsFloors() {
 		return
 	}
 	n := h.n
