@@ -34,10 +34,11 @@ func (p *messagePool) copy(m *ha.Message) *ha.Message {
 	cl := batchClass(max(k, 1))
 	var c *ha.Message
 	if cl <= maxPooledClass {
-		c, _ = p.classes[cl].Get().(*ha.Message)
-	}
-	if c == nil {
-		c = &ha.Message{Tuples: make([]ha.Tuple, 0, max(k, 1<<min(cl, maxPooledClass)))}
+		if c, _ = p.classes[cl].Get().(*ha.Message); c == nil {
+			c = &ha.Message{Tuples: make([]ha.Tuple, 0, 1<<cl)}
+		}
+	} else {
+		c = &ha.Message{Tuples: make([]ha.Tuple, 0, k)} // too large to pool
 	}
 	buf := c.Tuples[:0]
 	*c = *m
