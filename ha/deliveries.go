@@ -183,6 +183,10 @@ func (d *Deliveries) decode(b int, out *[blockLen]Delivery) {
 }
 
 // setField stores column f of a block, as encoded, into its deliveries.
+// It and getField are written out a field at a time, one loop per column:
+// a switch per value (one setter for both the row and the column paths)
+// made reading in order 2.8 times slower (BenchmarkDeliveries/all: 13 →
+// 37 ns a delivery).
 func setField(out *[blockLen]Delivery, f int, col *[blockLen]uint64) {
 	switch f {
 	case fT:
