@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,14 +53,15 @@ func TestAppendDeliveryJSONIsEncodingJSON(t *testing.T) {
 		}
 	}
 	assert.Greater(t, written, 2000)
-	// AppendDeliveryJSON checks that every field of Event but the
-	// delivery's own is empty: a new field must be added there too.
+	// AppendEventJSON writes every field of Event and AppendDeliveryJSON
+	// checks that all but the delivery's own are empty: a new field must
+	// be added there too.
 	var fields []string
 	for f := range reflect.TypeFor[ha.Event]().Fields() {
 		fields = append(fields, f.Name)
 	}
 	assert.Equal(t, []string{"T", "Kind", "Host", "Peer", "Frag", "Epoch", "Seq", "N", "Note", "Tuple", "Stats"}, fields,
-		"Event changed: update AppendDeliveryJSON and ParseDeliveryJSON")
+		"Event changed: update AppendEventJSON and ParseDeliveryJSON")
 	for _, e := range []ha.Event{
 		{T: 5, Kind: ha.EvCrash, Host: "B"},
 		{T: 6, Kind: ha.EvDeliver, Host: "sink", Tuple: &ha.Tuple{}, Note: "x"},
@@ -70,6 +72,58 @@ func TestAppendDeliveryJSONIsEncodingJSON(t *testing.T) {
 		_, ok := ha.AppendDeliveryJSON(nil, &e)
 		assert.False(t, ok, "%+v", e)
 	}
+}
+
+// TestAppendEventJSONIsEncodingJSON: for events of every kind with any
+// mix of fields, AppendEventJSON writes byte for byte what encoding/json
+// writes, or — exactly when a string needs escaping, a value json refuses
+// or Stats is set — nothing, leaving the event to the encoder.
+func TestAppendEventJSONIsEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	kinds := []ha.EventKind{ha.EvDeliver, ha.EvEmit, ha.EvCrash, ha.EvDetect, ha.EvTakeover, ha.EvRoute, ha.EvFenced,
+		ha.EvCheckpointBeg, ha.EvReplayStart, ha.EvTrim, ha.EvGap, ha.EvStats, ha.EvNote, "odd\"kind"}
+	strs := []string{"", "", "B", "sink", "A.1", "upstream-backup: window results starting at or before 1.2s are incomplete",
+		"a<b", "x&y", "q\"", "back\\slash", "tab\t", "é", "\u2028", "\xff"}
+	plain := func(s string) bool { return !strings.ContainsAny(s, "<&\"\\\té\u2028\xff") }
+	written := 0
+	for range 20000 {
+		e := ha.Event{T: time.Duration(r.Int64N(1e12) - 1e9), Kind: kinds[r.IntN(len(kinds))],
+			Host: strs[r.IntN(len(strs))], Peer: strs[r.IntN(len(strs))], Note: strs[r.IntN(len(strs))]}
+		if r.IntN(2) == 0 {
+			e.Frag = r.IntN(5) - 1
+		}
+		if r.IntN(2) == 0 {
+			e.Epoch = r.Uint64() >> r.IntN(64)
+		}
+		if r.IntN(2) == 0 {
+			e.Seq = r.Uint64() >> r.IntN(64)
+		}
+		if r.IntN(2) == 0 {
+			e.N = r.Int64() - r.Int64()
+		}
+		if r.IntN(3) == 0 {
+			v := []float64{r.NormFloat64(), 1e-7, 1e21, math.NaN(), math.Inf(-1)}[r.IntN(5)]
+			e.Tuple = &ha.Tuple{Stream: uint8(r.IntN(2)), Seq: r.Uint64(), Key: r.Uint32(), Time: r.Int64(),
+				Emit: -r.Int64N(1e12), Value: v, ID: ha.OutputID{Kind: ha.IDKind(r.IntN(3)), X: r.Int64()},
+				Lineage: ha.Lineage{N: r.Uint32(), Hash: r.Uint64()}}
+		}
+		if r.IntN(20) == 0 {
+			e.Stats = &ha.NodeStats{Role: "primary", Messages: r.Int64N(100)}
+		}
+		got, ok := ha.AppendEventJSON([]byte("prefix"), &e)
+		finite := e.Tuple == nil || !math.IsNaN(e.Tuple.Value) && !math.IsInf(e.Tuple.Value, 0)
+		want := plain(string(e.Kind)) && plain(e.Host) && plain(e.Peer) && plain(e.Note) && e.Stats == nil && finite
+		require.Equal(t, want, ok, "%+v", e)
+		if !ok {
+			require.Equal(t, "prefix", string(got), "nothing appended")
+			continue
+		}
+		var enc bytes.Buffer
+		require.NoError(t, json.NewEncoder(&enc).Encode(&e))
+		require.Equal(t, "prefix"+enc.String(), string(got))
+		written++
+	}
+	assert.Greater(t, written, 1000)
 }
 
 // TestParseDeliveryAgreesWithJSON: whatever delivery line the hand parser
