@@ -2,6 +2,7 @@ package upstreambackup
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,4 +84,43 @@ func TestFloorsOnlyWithDedup(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIdleHostsSkipRounds: a host runs ack rounds only while it has
+// something to acknowledge. A and B get input all the time and run nearly
+// every round of the emission; C and the sink get a window's results once
+// a second, so they run a few rounds a second (acknowledge, release the
+// level-1 point, find nothing left) instead of ten — and still acknowledge
+// every window: C's queue is trimmed by level-1 acks about once a window.
+func TestIdleHostsSkipRounds(t *testing.T) {
+	t.Parallel()
+	e := sim.Default()
+	e.Faults = nil
+	s, err := New(DefaultConfig())
+	require.NoError(t, err)
+	cfg, err := e.SimConfig(s, true)
+	require.NoError(t, err)
+	_, err = sim.Run(cfg)
+	require.NoError(t, err)
+	emission := int64(e.Duration.D() / s.Config().AckInterval)
+	seconds := int64(e.Duration.D() / time.Second)
+	for _, h := range []string{"A", "B"} {
+		assert.GreaterOrEqual(t, s.stats.host(h).rounds, emission, "%s acknowledges in every round of the emission", h)
+	}
+	for _, h := range []string{"C", "sink"} {
+		st := s.stats.host(h)
+		assert.Positive(t, st.rounds, h)
+		assert.LessOrEqual(t, st.rounds, 3*(seconds+2), "%s runs about three rounds per window, not ten", h)
+		assert.GreaterOrEqual(t, st.acks, seconds-1, "%s still acknowledges every window", h)
+	}
+	assert.GreaterOrEqual(t, s.stats.host("C").level1Advances, seconds-2, "C's queue is trimmed about once a window")
+	assert.Equal(t, s.Report()["ack_rounds"], sumRounds(s))
+}
+
+func sumRounds(s *Strategy) int64 {
+	var n int64
+	for _, st := range s.stats.hosts {
+		n += st.rounds
+	}
+	return n
 }

@@ -120,14 +120,50 @@ func (h *hooks) armTick(d time.Duration) {
 	n.SetTimer(d, tickTimer)
 }
 
-// Timer runs the periodic ack round.
+// armTickInPhase arms the ack timer for the next round boundary, in phase
+// with the rounds of the hosts that ticked from the start.
+func (h *hooks) armTickInPhase() {
+	since := (h.n.Now() - h.start) % h.cfg.AckInterval
+	h.armTick(h.cfg.AckInterval - since)
+}
+
+// Timer runs the periodic ack round. A round that finds nothing to do
+// stops the rounds until the next input arrives (Input re-arms them).
 func (h *hooks) Timer(name string) {
 	if name != tickTimer {
 		return
 	}
 	h.ticking = false
+	h.st.rounds++
+	if h.idle() {
+		return
+	}
 	h.armTick(h.cfg.AckInterval)
 	h.tick()
+}
+
+// idle reports whether an ack round would do nothing, and no later round
+// could either until an input arrives: every input is acknowledged at both
+// levels, no level-1 candidate waits for the downstream, and there is no
+// queue floor or age bound to keep. C and the sink of the default query
+// get input once a second; without this they woke ten times a second.
+func (h *hooks) idle() bool {
+	n := h.n
+	if n.IsSource() || h.sendsFloors() || h.cfg.MaxAge > 0 {
+		return false
+	}
+	for p := 0; p < n.Inputs(); p++ {
+		if n.IsSink() {
+			if n.InputSeq(p) > h.sentL1[p] {
+				return false
+			}
+			continue
+		}
+		if n.InputSeq(p) > h.sentL0[p] || len(h.pending[p]) > 0 || h.in[p].size() > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *hooks) tick() {
@@ -476,6 +512,9 @@ func (h *hooks) onIncomplete(m *ha.Message) {
 // outputs already received.
 func (h *hooks) Input(t *ha.Tuple) bool {
 	p := int(t.Stream)
+	if !h.ticking {
+		h.armTickInPhase() // the rounds stopped while there was nothing to acknowledge
+	}
 	if !h.n.IsSink() {
 		h.in[p].add(t.Seq, t.Time)
 	}
@@ -523,7 +562,5 @@ func (h *hooks) PeerDown(host string) {
 	h.resetUp()
 	h.resetDown()
 	n.TakeOver(ha.TakeoverOptions{ResetSeq: true})
-	// Tick in phase with the rounds of the hosts that ticked from the start.
-	since := (n.Now() - h.start) % h.cfg.AckInterval
-	h.armTick(h.cfg.AckInterval - since)
+	h.armTickInPhase()
 }

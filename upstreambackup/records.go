@@ -253,6 +253,7 @@ type hostStats struct {
 	incomplete     int64         // inputs dropped as incomplete windows
 	dedupPeak      int           // peak ids remembered
 	acks           int64         // acks sent
+	rounds         int64         // ack rounds (timer firings, the last one of a busy spell included)
 }
 
 func newRunStats() *runStats { return &runStats{hosts: map[string]*hostStats{}} }
@@ -275,8 +276,9 @@ func (r *runStats) host(h string) *hostStats {
 //     the level-1 point advance (state that depends on all history);
 //   - queue_growth_per_s: the fastest growth of a stalled queue (its peak
 //     over the time it was reached), 0 when none stalled;
-//   - acks, retention_dropped, dedup_dropped, incomplete_dropped,
-//     dedup_peak_ids: protocol counters summed (peak: maximum) over hosts.
+//   - ack_rounds, acks, retention_dropped, dedup_dropped,
+//     incomplete_dropped, dedup_peak_ids: protocol counters summed (peak:
+//     maximum) over hosts.
 func (s *Strategy) Report() map[string]any {
 	r := s.stats
 	hosts := make([]string, 0, len(r.hosts))
@@ -285,12 +287,13 @@ func (s *Strategy) Report() map[string]any {
 	}
 	slices.Sort(hosts)
 	var (
-		peak                                 int64
-		peakHost                             string
-		stalled                              = []string{}
-		growth                               float64
-		acks, retDrops, dedupDrops, incDrops int64
-		dedupPeak                            int
+		peak                           int64
+		peakHost                       string
+		stalled                        = []string{}
+		growth                         float64
+		rounds, acks                   int64
+		retDrops, dedupDrops, incDrops int64
+		dedupPeak                      int
 	)
 	for _, h := range hosts {
 		st := r.hosts[h]
@@ -303,6 +306,7 @@ func (s *Strategy) Report() map[string]any {
 				growth = max(growth, float64(st.peak)/st.peakAt.Seconds())
 			}
 		}
+		rounds += st.rounds
 		acks += st.acks
 		retDrops += st.retentionDrops
 		dedupDrops += st.dedupDropped
@@ -315,6 +319,7 @@ func (s *Strategy) Report() map[string]any {
 		"level1_advanced":    len(stalled) == 0,
 		"stalled_queues":     stalled,
 		"queue_growth_per_s": growth,
+		"ack_rounds":         rounds,
 		"acks":               acks,
 		"retention_dropped":  retDrops,
 		"dedup_dropped":      dedupDrops,
