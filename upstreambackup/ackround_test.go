@@ -17,13 +17,7 @@ import (
 // experiment, so sending them apart would take about two messages a round.
 func TestOneAckMessagePerRound(t *testing.T) {
 	t.Parallel()
-	e := sim.Default()
-	s, err := New(DefaultConfig())
-	require.NoError(t, err)
-	cfg, err := e.SimConfig(s, true)
-	require.NoError(t, err)
-	_, err = sim.Run(cfg)
-	require.NoError(t, err)
+	e, s := runFailureFree(t)
 	rounds := int64(e.End() / s.Config().AckInterval)
 	a := s.stats.host("A")
 	assert.LessOrEqual(t, a.acks, rounds, "A has one upstream: at most one ack message per round")
@@ -94,14 +88,7 @@ func TestFloorsOnlyWithDedup(t *testing.T) {
 // every window: C's queue is trimmed by level-1 acks about once a window.
 func TestIdleHostsSkipRounds(t *testing.T) {
 	t.Parallel()
-	e := sim.Default()
-	e.Faults = nil
-	s, err := New(DefaultConfig())
-	require.NoError(t, err)
-	cfg, err := e.SimConfig(s, true)
-	require.NoError(t, err)
-	_, err = sim.Run(cfg)
-	require.NoError(t, err)
+	e, s := runFailureFree(t)
 	emission := int64(e.Duration.D() / s.Config().AckInterval)
 	seconds := int64(e.Duration.D() / time.Second)
 	for _, h := range []string{"A", "B"} {
@@ -115,6 +102,20 @@ func TestIdleHostsSkipRounds(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, s.stats.host("C").level1Advances, seconds-2, "C's queue is trimmed about once a window")
 	assert.Equal(t, s.Report()["ack_rounds"], sumRounds(s))
+}
+
+// runFailureFree runs the default experiment without its faults under
+// upstream backup with the default parameters.
+func runFailureFree(t *testing.T) (*sim.Experiment, *Strategy) {
+	t.Helper()
+	e := sim.Default()
+	s, err := New(DefaultConfig())
+	require.NoError(t, err)
+	cfg, err := e.SimConfig(s, true)
+	require.NoError(t, err)
+	_, err = sim.Run(cfg)
+	require.NoError(t, err)
+	return e, s
 }
 
 func sumRounds(s *Strategy) int64 {
