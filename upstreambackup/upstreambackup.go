@@ -74,7 +74,7 @@ func init() {
 			"repeating recovery (precise with dedup), convergent or gap when retention is bounded below the state.",
 		Params: []strategies.Param{
 			{Name: "ack_interval", Type: "duration", Default: DefaultAckInterval.String(),
-				Doc: "how often every node sends level-0 and level-1 acks to its upstreams (and, with dedup, queue floors downstream)"},
+				Doc: "how often every node with input to acknowledge sends level-0 and level-1 acks to its upstreams (and, with dedup, queue floors downstream)"},
 			{Name: "dedup", Type: "bool", Default: "false",
 				Doc: "downstream nodes drop replayed outputs whose id they already received (precise instead of repeating)"},
 			{Name: "max_tuples", Type: "int", Default: "0",
