@@ -113,7 +113,7 @@ func (h *hooks) armTick(d time.Duration) {
 	if h.ticking || !(n.IsSource() || n.IsSink() || n.IsPrimary()) {
 		return
 	}
-	if n.IsSource() && !h.sendsFloors() && h.cfg.MaxAge <= 0 {
+	if n.IsSource() && !h.alwaysBusy() {
 		return
 	}
 	h.ticking = true
@@ -149,7 +149,7 @@ func (h *hooks) Timer(name string) {
 // get input once a second; without this they woke ten times a second.
 func (h *hooks) idle() bool {
 	n := h.n
-	if n.IsSource() || h.sendsFloors() || h.cfg.MaxAge > 0 {
+	if h.alwaysBusy() {
 		return false
 	}
 	for p := 0; p < n.Inputs(); p++ {
@@ -165,6 +165,11 @@ func (h *hooks) idle() bool {
 	}
 	return true
 }
+
+// alwaysBusy reports whether every ack round has work whatever the input:
+// queue floors to send (with dedup) or a max_age to enforce. Only then does
+// a source take part in the rounds.
+func (h *hooks) alwaysBusy() bool { return h.sendsFloors() || h.cfg.MaxAge > 0 }
 
 func (h *hooks) tick() {
 	n := h.n
