@@ -19,11 +19,17 @@ const (
 // touched were most of upstream backup's CPU in cluster mode.
 type outQueue struct {
 	blocks [][]Tuple // blocks[0][head:] is the oldest tuple; all blocks hold outBlock tuples
-	head   int
-	n      int
-	free   [][]Tuple
-	peak   int // recent peak of blocks in use (see Drop)
-	high   int // blocks in use at most since the last Drop
+	// tail is the block last appended: Push writes into it without loading
+	// the block table, which in cluster mode is out of cache at every
+	// message and cost a stalled load per retained tuple. Drop only removes
+	// blocks from the front, or all of them (and then Push appends one
+	// before it writes), so tail is the last block whenever Push uses it.
+	tail []Tuple
+	head int
+	n    int
+	free [][]Tuple
+	peak int // recent peak of blocks in use (see Drop)
+	high int // blocks in use at most since the last Drop
 }
 
 // Len is the number of queued tuples.
@@ -45,10 +51,11 @@ func (q *outQueue) Index(seq uint64) int {
 func (q *outQueue) Push(t Tuple) {
 	j := q.head + q.n
 	if j == len(q.blocks)<<outBlockBits {
-		q.blocks = append(q.blocks, q.newBlock())
+		q.tail = q.newBlock()
+		q.blocks = append(q.blocks, q.tail)
 		q.high = max(q.high, len(q.blocks))
 	}
-	q.blocks[j>>outBlockBits][j&outBlockMask] = t
+	q.tail[j&outBlockMask] = t // j is in the last block
 	q.n++
 }
 

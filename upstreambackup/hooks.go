@@ -24,11 +24,20 @@ type ageMark struct {
 // hooks is one node's upstream-backup behaviour. Sources and fragment
 // hosts keep an output queue (the upstream side); fragment hosts and the
 // sink acknowledge their inputs (the downstream side).
+//
+// The fields read for every tuple come first, packed together: in cluster
+// mode a node loop wakes once per message after other processes ran, and
+// every cache line a message touches is a miss (docs/benchmarks.md).
 type hooks struct {
 	ha.NopHooks
-	n   *ha.Node
-	cfg Config
-	st  *hostStats
+	n       *ha.Node
+	peak    int64        // st.peak, read here for every output
+	ticking bool         // the ack timer is armed
+	mem     [2]*idMemory // dedup memory (nil when off or fed by a source)
+	dropWin [2]floor     // window results starting at or before this are incomplete
+	in      [2]inputLog  // per input port
+	cfg     Config
+	st      *hostStats
 
 	// upstream side: this node's output queue.
 	outPort    uint8
@@ -39,22 +48,19 @@ type hooks struct {
 	floorDirty bool // send the floors at the next tick even if unchanged
 	ages       []ageMark
 
-	// downstream side, per input port.
-	in       [2]inputLog
+	// downstream side, per input port (and mem, dropWin, in above).
 	sentL0   [2]uint64
 	sentL1   [2]uint64
 	pending  [2][]pend
-	upFloor  [2]floor     // the floor of our upstream's queue
-	mem      [2]*idMemory // dedup memory (nil when off or fed by a source)
-	dropWin  [2]floor     // window results starting at or before this are incomplete
-	windowed bool         // the fragment holds a window operator
+	upFloor  [2]floor // the floor of our upstream's queue
+	windowed bool     // the fragment holds a window operator
 
-	start   time.Duration // when the run started (the ack rounds' phase)
-	ticking bool          // the ack timer is armed
+	start time.Duration // when the run started (the ack rounds' phase)
 }
 
 func newHooks(n *ha.Node, cfg Config, rs *runStats) *hooks {
-	h := &hooks{n: n, cfg: cfg, st: rs.host(n.Host())}
+	st := rs.host(n.Host())
+	h := &hooks{n: n, cfg: cfg, st: st, peak: st.peak}
 	if n.IsSource() {
 		h.outPort = uint8(slices.Index(n.Topology().Sources, n.Host()))
 	}
@@ -396,7 +402,9 @@ func (h *hooks) trim(upTo uint64) int {
 // Output tracks the queue and applies the retention bound.
 func (h *hooks) Output(t *ha.Tuple) {
 	n := h.n
-	h.st.retained = true
+	if h.peak == 0 { // nothing retained on this host before (peak is ≥ 1 after)
+		h.st.retained = true
+	}
 	if h.cfg.MaxAge > 0 {
 		// Ages are only needed for max_age; on a real clock every tuple has
 		// its own time, so recording them always cost a mark per tuple.
@@ -405,8 +413,9 @@ func (h *hooks) Output(t *ha.Tuple) {
 		}
 	}
 	q := n.OutputLen()
-	if int64(q) > h.st.peak {
-		h.st.peak, h.st.peakAt = int64(q), n.Now()
+	if int64(q) > h.peak {
+		h.peak = int64(q)
+		h.st.peak, h.st.peakAt = h.peak, n.Now()
 	}
 	if mx := h.cfg.MaxTuples; mx > 0 && q >= mx {
 		// Trim in chunks of 1/16 of the bound so the queue never exceeds it

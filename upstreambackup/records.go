@@ -25,6 +25,12 @@ type segment struct {
 // inputLog is a compact record of (seq, event time) of the inputs one port
 // accepted, used to map an operator horizon (an event time) to an input seq.
 type inputLog struct {
+	// tail is a copy of segs[len(segs)-1], valid while a segment is live.
+	// add runs for every input and compares against it instead of the
+	// slice's tail: in cluster mode the tail is out of cache by the next
+	// message (other processes run in between), and that one load was most
+	// of add's cost; the write-back below is a store, which does not wait.
+	tail segment
 	segs []segment
 	head int
 }
@@ -32,14 +38,16 @@ type inputLog struct {
 // add records an accepted input.
 func (l *inputLog) add(seq uint64, t int64) {
 	if n := len(l.segs); n > l.head {
-		s := &l.segs[n-1]
+		s := &l.tail
 		if seq == s.last+1 && t >= s.firstT && t-s.firstT < segmentSpan {
 			s.last = seq
 			s.maxT = max(s.maxT, t)
+			l.segs[n-1] = *s
 			return
 		}
 	}
-	l.segs = append(l.segs, segment{first: seq, last: seq, firstT: t, maxT: t})
+	l.tail = segment{first: seq, last: seq, firstT: t, maxT: t}
+	l.segs = append(l.segs, l.tail)
 }
 
 // cut returns the largest seq such that every recorded input up to it has
