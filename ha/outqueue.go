@@ -42,8 +42,25 @@ func (q *outQueue) At(i int) *Tuple {
 }
 
 // Index is the position of the first queued tuple whose seq is at least
-// seq: Len when there is none.
+// seq: Len when there is none. Seqs increase along the queue, and a node
+// numbers its output consecutively, so the position is first guessed from
+// the oldest seq and checked: two reads instead of a binary search's
+// dozen, each a cache miss when an ack trims a queue in cluster mode.
 func (q *outQueue) Index(seq uint64) int {
+	if q.n == 0 {
+		return 0
+	}
+	first := q.At(0).Seq
+	if seq <= first {
+		return 0
+	}
+	if i := seq - first; i < uint64(q.n) {
+		if q.At(int(i)).Seq == seq {
+			return int(i)
+		}
+	} else if q.At(q.n-1).Seq < seq {
+		return q.n
+	}
 	return sort.Search(q.n, func(i int) bool { return q.At(i).Seq >= seq })
 }
 

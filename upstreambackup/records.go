@@ -94,6 +94,26 @@ func (l *inputLog) reset() { l.segs, l.head = nil, 0 }
 // size is the number of live segments.
 func (l *inputLog) size() int { return len(l.segs) - l.head }
 
+// timeOrder follows the event times of a node's output in seq order.
+type timeOrder struct {
+	max      floor  // the largest event time so far
+	disorder uint64 // the last seq whose time was below an earlier one (0 = none)
+}
+
+// note records that output seq (the next in order) has event time t.
+func (o *timeOrder) note(seq uint64, t int64) {
+	if !o.max.ok || t >= o.max.t {
+		o.max = floor{t: t, ok: true}
+	} else {
+		o.disorder = seq
+	}
+}
+
+// inOrderFrom reports whether no output from seq on came earlier in event
+// time than one before it: then, for any s ≥ seq, the largest time of the
+// outputs up to s is that of s itself.
+func (o *timeOrder) inOrderFrom(seq uint64) bool { return o.disorder < seq }
+
 // idEntry is one remembered output id with its event time.
 type idEntry struct {
 	id ha.OutputID

@@ -1,6 +1,8 @@
 package upstreambackup
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -156,4 +158,44 @@ func TestFloorCodec(t *testing.T) {
 	assert.Equal(t, floor{t: 3, ok: true}, minFloor([]floor{{t: 5, ok: true}, {t: 3, ok: true}}))
 	assert.Equal(t, floor{}, minFloor([]floor{{t: 5, ok: true}, {}}))
 	assert.Equal(t, floor{}, minFloor(nil))
+}
+
+// TestTimeOrder checks what trim relies on to skip its scan: whenever
+// inOrderFrom(first) holds, the largest event time of the outputs up to any
+// later seq is that seq's own, whatever came before first.
+func TestTimeOrder(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		var (
+			o     timeOrder
+			times = []int64{0} // times[s] is output s's event time (seqs from 1)
+		)
+		for s := uint64(1); s <= 300; s++ {
+			tm := times[s-1] + rng.Int64N(5)
+			if rng.IntN(4) == 0 && (seed%2 == 1 || s < 150) {
+				tm -= rng.Int64N(20) // out of order: anywhere, or (even seeds) early only
+			}
+			times = append(times, tm)
+			o.note(s, tm)
+		}
+		inOrder := 0
+		for range 500 {
+			first := 1 + uint64(rng.IntN(300))
+			if !o.inOrderFrom(first) {
+				continue
+			}
+			inOrder++
+			upTo := first + uint64(rng.IntN(301-int(first)))
+			require.Equal(t, slices.Max(times[1:upTo+1]), times[upTo], "seed %d: outputs up to %d (in order from %d)", seed, upTo, first)
+		}
+		if seed%2 == 0 {
+			assert.Positive(t, inOrder, "seed %d: the in-order second half is seen as such", seed)
+		}
+	}
+	var o timeOrder
+	o.note(1, 10)
+	o.note(2, 5) // earlier than 1
+	o.note(3, 12)
+	assert.False(t, o.inOrderFrom(2), "2 came before 1 in event time")
+	assert.True(t, o.inOrderFrom(3))
 }
