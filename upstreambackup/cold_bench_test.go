@@ -77,7 +77,6 @@ func benchColdMessage(b *testing.B, host, from, down string) {
 	upFrag, _ := sides[0].n.Topology().FragOf(from)
 	sweep := make([]byte, evictSize)
 	m := &ha.Message{Kind: ha.KindData, From: from, Frag: upFrag, Tuples: make([]ha.Tuple, 2)}
-	var sink byte
 	for i := 0; b.Loop(); i++ {
 		s := sides[i%2]
 		for j := range m.Tuples {
@@ -102,7 +101,6 @@ func benchColdMessage(b *testing.B, host, from, down string) {
 			s.rounds++
 		}
 		evict(sweep)
-		sink += sweep[i%len(sweep)]
 		t0 := time.Now()
 		s.n.Deliver(m)
 		s.ns += time.Since(t0)
@@ -118,7 +116,6 @@ func benchColdMessage(b *testing.B, host, from, down string) {
 	b.ReportMetric(ubMsg-none, "diff-ns/msg")
 	b.ReportMetric(per(u.ackNs, u.rounds), "ub-ns/ack")
 	b.ReportMetric(per(u.tickNs, u.rounds), "ub-ns/round")
-	_ = sink
 }
 
 // evict writes one byte per cache line of sweep.

@@ -411,9 +411,6 @@ func (h *hooks) trim(upTo uint64) int {
 // Output tracks the queue and applies the retention bound.
 func (h *hooks) Output(t *ha.Tuple) {
 	n := h.n
-	if h.peak == 0 { // nothing retained on this host before (peak is ≥ 1 after)
-		h.st.retained = true
-	}
 	h.order.note(t.Seq, t.Time)
 	if h.cfg.MaxAge > 0 {
 		// Ages are only needed for max_age; on a real clock every tuple has

@@ -26,10 +26,11 @@ type segment struct {
 // accepted, used to map an operator horizon (an event time) to an input seq.
 type inputLog struct {
 	// tail is a copy of segs[len(segs)-1], valid while a segment is live.
-	// add runs for every input and compares against it instead of the
-	// slice's tail: in cluster mode the tail is out of cache by the next
-	// message (other processes run in between), and that one load was most
-	// of add's cost; the write-back below is a store, which does not wait.
+	// add runs for every input and compares against it, next to the other
+	// per-tuple fields of the hooks, instead of loading the slice's tail:
+	// in cluster mode that line is out of cache by the next message (other
+	// processes run in between), and the load was most of add's cost
+	// (perf annotate). add still writes the tail back.
 	tail segment
 	segs []segment
 	head int
@@ -274,7 +275,6 @@ type runStats struct {
 type hostStats struct {
 	peak           int64         // peak retained tuples
 	peakAt         time.Duration // when the peak was reached
-	retained       bool          // ever retained a tuple
 	level1Advances int64         // times the level-1 point advanced
 	retentionDrops int64         // tuples dropped by the retention bound
 	dedupDropped   int64         // inputs dropped as already received
@@ -328,7 +328,7 @@ func (s *Strategy) Report() map[string]any {
 		if st.peak > peak {
 			peak, peakHost = st.peak, h
 		}
-		if st.retained && st.level1Advances == 0 {
+		if st.peak > 0 && st.level1Advances == 0 { // retained tuples, never trimmed by level 1
 			stalled = append(stalled, h)
 			if st.peakAt > 0 {
 				growth = max(growth, float64(st.peak)/st.peakAt.Seconds())
