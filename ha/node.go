@@ -10,6 +10,7 @@ import (
 // InputHook is an optional capability of Hooks: it sees every input tuple
 // that passed the sequence-number duplicate filter, before processing, and
 // may drop it by returning false (deduplication by output id, for example).
+// A strategy can turn it off and on again with Node.SetInputHook.
 type InputHook interface {
 	Input(t *Tuple) bool
 }
@@ -355,11 +356,21 @@ func (n *Node) Broadcast(m *Message) {
 func (n *Node) Stats() NodeStats {
 	s := n.stats
 	s.Role = n.Role()
+	s.PeakQueue = n.peakQueue()
+	s.PeakQueueBytes = s.PeakQueue * tupleWireSize
 	return s
 }
 
 // AddCheckpointBytes counts checkpoint bytes sent by a strategy.
 func (n *Node) AddCheckpointBytes(b int) { n.stats.CheckpointBytes += int64(b) }
+
+// SetInputHook sets the InputHook the node calls for every input tuple, nil
+// for none. It starts as the strategy's Hooks when they implement
+// InputHook. A strategy turns its hook off while it has nothing to do per
+// tuple: in cluster mode each call costs cache misses (the hook's code,
+// its fields, the tuple's copy) on every message. It takes effect from the
+// next input tuple on.
+func (n *Node) SetInputHook(h InputHook) { n.inHook = h }
 
 // ---- output queue ----
 
@@ -368,9 +379,13 @@ func (n *Node) AddCheckpointBytes(b int) { n.stats.CheckpointBytes += int64(b) }
 func (n *Node) SetRetain(on bool) {
 	n.retain = on
 	if !on {
+		n.stats.PeakQueue = n.peakQueue()
 		n.out = outQueue{}
 	}
 }
+
+// peakQueue is the most output tuples the node has retained at once.
+func (n *Node) peakQueue() int64 { return max(n.stats.PeakQueue, int64(n.out.max)) }
 
 // OutputLen is the number of retained output tuples.
 func (n *Node) OutputLen() int { return n.out.Len() }
@@ -396,10 +411,9 @@ func (n *Node) SetOutputSeq(s uint64) { n.outNext = s }
 // SetOutputLog replaces the retained output (after restoring a checkpoint).
 func (n *Node) SetOutputLog(ts []Tuple) {
 	n.out.Reset()
-	for _, t := range ts {
-		n.out.Push(t)
+	for i := range ts {
+		n.out.Push(&ts[i])
 	}
-	n.notePeak()
 }
 
 // TrimOutput drops retained tuples with seq ≤ upTo and returns how many it dropped.
@@ -411,20 +425,6 @@ func (n *Node) TrimOutput(upTo uint64) int {
 	n.out.Drop(d)
 	n.Trace(Event{Kind: EvTrim, Seq: upTo, N: int64(n.out.Len())})
 	return d
-}
-
-// retainOutput appends t to the output queue.
-func (n *Node) retainOutput(t Tuple) {
-	n.out.Push(t)
-	n.notePeak()
-}
-
-func (n *Node) notePeak() {
-	q := int64(n.out.Len())
-	if q > n.stats.PeakQueue {
-		n.stats.PeakQueue = q
-		n.stats.PeakQueueBytes = q * tupleWireSize
-	}
 }
 
 // Replay sends to host the retained tuples with seq > from, in order.
@@ -805,7 +805,7 @@ func (n *Node) output(t Tuple) {
 	t.Seq = n.outNext
 	t.Stream = n.outPort
 	if n.retain {
-		n.retainOutput(t)
+		n.out.Push(&t)
 	}
 	if n.IsPrimary() {
 		n.batch = append(n.batch, t)
@@ -848,13 +848,26 @@ func (n *Node) flush() {
 			continue
 		}
 		if out == nil {
-			out = n.slabs.take(&n.batch)
+			out = n.outgoing()
 		}
 		m := n.slabs.message()
 		m.Kind, m.Stream, m.Tuples = KindData, n.outPort, out
 		n.Send(h, m)
 	}
 	n.batch = n.batch[:0]
+}
+
+// outgoing returns the batched output for sending through an Env that is
+// no CopySender. A retaining node sends the queued copies themselves when
+// they lie in one block of its output queue, so each output tuple is
+// written once, as without retention, not a second time into a slab.
+func (n *Node) outgoing() []Tuple {
+	if n.retain {
+		if ts, ok := n.out.Lend(n.batch); ok {
+			return ts
+		}
+	}
+	return n.slabs.take(&n.batch)
 }
 
 // releaseAwaiting sends the live output held for host while its resume

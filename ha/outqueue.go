@@ -30,6 +30,11 @@ type outQueue struct {
 	free [][]Tuple
 	peak int // recent peak of blocks in use (see Drop)
 	high int // blocks in use at most since the last Drop
+	max  int // the most tuples ever queued (Node.Stats' PeakQueue)
+	// lent says that Lend handed queued tuples to a sent message, which
+	// may still refer to them after a Drop: blocks are no longer recycled
+	// (the garbage collector frees them once nothing refers to them).
+	lent bool
 }
 
 // Len is the number of queued tuples.
@@ -64,16 +69,19 @@ func (q *outQueue) Index(seq uint64) int {
 	return sort.Search(q.n, func(i int) bool { return q.At(i).Seq >= seq })
 }
 
-// Push appends t.
-func (q *outQueue) Push(t Tuple) {
+// Push appends a copy of *t. It takes a pointer: an 80-byte argument
+// passed by value is copied through the stack, and in cluster mode those
+// stack lines are out of cache at every message.
+func (q *outQueue) Push(t *Tuple) {
 	j := q.head + q.n
 	if j == len(q.blocks)<<outBlockBits {
 		q.tail = q.newBlock()
 		q.blocks = append(q.blocks, q.tail)
 		q.high = max(q.high, len(q.blocks))
 	}
-	q.tail[j&outBlockMask] = t // j is in the last block
+	q.tail[j&outBlockMask] = *t // j is in the last block
 	q.n++
+	q.max = max(q.max, q.n)
 }
 
 func (q *outQueue) newBlock() []Tuple {
@@ -85,8 +93,30 @@ func (q *outQueue) newBlock() []Tuple {
 	return make([]Tuple, outBlock)
 }
 
+// Lend returns the queued copies of the tuples b, the last len(b) pushed,
+// as a capacity-limited slice of the queue's memory, to be sent as they
+// are; false when they are not all queued or span two blocks. The queue
+// never writes them again: from the first Lend on, blocks emptied by Drop
+// are not reused.
+func (q *outQueue) Lend(b []Tuple) ([]Tuple, bool) {
+	k := len(b)
+	if k == 0 || k > q.n {
+		return nil, false
+	}
+	j := q.head + q.n - k // the first one's position in the block table
+	if j>>outBlockBits != (j+k-1)>>outBlockBits || (j+k-1)>>outBlockBits != len(q.blocks)-1 {
+		return nil, false
+	}
+	ts := q.tail[j&outBlockMask:][:k:k] // the last block: tail, not the block table
+	if ts[0].Seq != b[0].Seq || ts[k-1].Seq != b[k-1].Seq {
+		return nil, false // trimmed meanwhile, or not queued
+	}
+	q.lent = true
+	return ts, true
+}
+
 // Drop removes the k oldest tuples (k ≤ Len). Emptied blocks go to the
-// free list for the appends that follow. Together the used and free blocks
+// free list for the appends that follow (unless tuples were lent). Together the used and free blocks
 // stay within the queue's recent peak: the most blocks it used between two
 // Drops, decayed by 1/64 per Drop when it no longer reaches it (down to 63
 // blocks), so memory is given back once a queue that peaked stays short
@@ -99,7 +129,9 @@ func (q *outQueue) Drop(k int) {
 	if q.n == 0 {
 		used, q.head = len(q.blocks), 0
 	}
-	q.free = append(q.free, q.blocks[:used]...)
+	if !q.lent {
+		q.free = append(q.free, q.blocks[:used]...)
+	}
 	kept := copy(q.blocks, q.blocks[used:])
 	clear(q.blocks[kept:])
 	q.blocks = q.blocks[:kept]

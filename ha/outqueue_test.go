@@ -27,7 +27,7 @@ func TestOutQueueMatchesASlice(t *testing.T) {
 				for range rng.IntN(3 * outBlock) {
 					next += 1 + uint64(rng.IntN(2))
 					tp := Tuple{Seq: next, Time: int64(next) * 7}
-					q.Push(tp)
+					q.Push(&tp)
 					ref = append(ref, tp)
 				}
 			case r < 9:
@@ -69,7 +69,7 @@ func TestOutQueueIndex(t *testing.T) {
 	var q outQueue
 	assert.Zero(t, q.Index(5), "empty queue")
 	for _, s := range []uint64{3, 4, 7} {
-		q.Push(Tuple{Seq: s})
+		q.Push(&Tuple{Seq: s})
 	}
 	for seq, want := range map[uint64]int{0: 0, 3: 0, 4: 1, 5: 2, 7: 2, 8: 3} {
 		assert.Equal(t, want, q.Index(seq), "first position with seq ≥ %d", seq)
@@ -85,7 +85,7 @@ func TestOutQueueReusesBlocks(t *testing.T) {
 	round := func(push, keep int) {
 		for range push {
 			seq++
-			q.Push(Tuple{Seq: seq})
+			q.Push(&Tuple{Seq: seq})
 		}
 		q.Drop(q.Len() - keep)
 	}
