@@ -2,6 +2,7 @@ package upstreambackup
 
 import (
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,16 +11,28 @@ import (
 	"github.com/streamha/streamha/strategies"
 )
 
-// stubEnv is an Env that discards what a node sends and traces, for
-// timing one node's handlers alone.
+// stubEnv is an Env for timing one node's handlers alone. Like the
+// cluster's it is no CopySender, and Send hands the message over under a
+// lock, as the cluster transport queues it for its writer (the lock's
+// atomic instruction waits for the handler's pending stores); what is sent
+// and traced is then discarded.
 type stubEnv struct {
 	now time.Duration
 	rng *rand.Rand
+	mu  sync.Mutex
+	q   []*ha.Message
 }
 
-func (e *stubEnv) Now() time.Duration                  { return e.now }
-func (e *stubEnv) Send(string, *ha.Message)            {}
-func (e *stubEnv) SendCopy(string, *ha.Message)        {}
+func (e *stubEnv) Now() time.Duration { return e.now }
+func (e *stubEnv) Send(_ string, m *ha.Message) {
+	e.mu.Lock()
+	if len(e.q) == cap(e.q) {
+		clear(e.q)
+		e.q = e.q[:0]
+	}
+	e.q = append(e.q, m)
+	e.mu.Unlock()
+}
 func (e *stubEnv) SetTimer(time.Duration, string)      {}
 func (e *stubEnv) Work(int, int)                       {}
 func (e *stubEnv) Rand() *rand.Rand                    { return e.rng }

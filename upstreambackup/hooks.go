@@ -25,18 +25,27 @@ type ageMark struct {
 // hosts keep an output queue (the upstream side); fragment hosts and the
 // sink acknowledge their inputs (the downstream side).
 //
-// The fields read for every tuple come first, packed together: in cluster
-// mode a node loop wakes once per message after other processes ran, and
-// every cache line a message touches is a miss (docs/benchmarks.md).
+// The fields read for every tuple come first: in cluster mode a node loop
+// wakes once per message after other processes ran, and every cache line a
+// message touches is a miss (docs/benchmarks.md). Output reads only the
+// first 64 bytes, Input those and its port's input record, the next 64
+// (TestHotFieldsShareALine). The struct is 64-byte aligned as long as it
+// stays within 512 bytes: larger objects with pointers get an 8-byte
+// allocation header in front.
 type hooks struct {
 	ha.NopHooks
-	n       *ha.Node
-	peak    int64        // st.peak, read here for every output
-	order   timeOrder    // whether the output came in event-time order
-	ticking bool         // the ack timer is armed
+	n         *ha.Node
+	peak      int64         // st.peak, read here for every output
+	order     timeOrder     // whether the output came in event-time order
+	maxTuples int           // cfg.MaxTuples
+	maxAge    time.Duration // cfg.MaxAge
+	ticking   bool          // the ack timer is armed
+	records   bool          // inputs are recorded in `in` (the fragment has a Horizon operator)
+	filters   bool          // dropWin or mem is set: Input may drop tuples
+	in        [2]inputLog   // per input port
+
 	mem     [2]*idMemory // dedup memory (nil when off or fed by a source)
 	dropWin [2]floor     // window results starting at or before this are incomplete
-	in      [2]inputLog  // per input port
 	cfg     Config
 	st      *hostStats
 
@@ -61,13 +70,14 @@ type hooks struct {
 
 func newHooks(n *ha.Node, cfg Config, rs *runStats) *hooks {
 	st := rs.host(n.Host())
-	h := &hooks{n: n, cfg: cfg, st: st, peak: st.peak}
+	h := &hooks{n: n, cfg: cfg, st: st, peak: st.peak, maxTuples: cfg.MaxTuples, maxAge: cfg.MaxAge}
 	if n.IsSource() {
 		h.outPort = uint8(slices.Index(n.Topology().Sources, n.Host()))
 	}
 	for _, op := range n.Ops() {
-		if _, ok := op.(ha.Horizon); ok && op.Class() == ha.ConvergentCapable {
-			h.windowed = true
+		if _, ok := op.(ha.Horizon); ok {
+			h.records = !n.IsSink()
+			h.windowed = h.windowed || op.Class() == ha.ConvergentCapable
 		}
 	}
 	h.resetDown()
@@ -93,6 +103,7 @@ func (h *hooks) resetDown() {
 			h.mem[p] = newIDMemory()
 		}
 	}
+	h.syncInputHook()
 }
 
 // resetPort forgets the numbering-dependent records of one input port
@@ -110,6 +121,7 @@ func (h *hooks) Start() {
 	}
 	h.start = h.n.Now()
 	h.armTick(h.cfg.AckInterval)
+	h.syncInputHook()
 }
 
 // armTick arms the ack timer to fire after d on the hosts that take part
@@ -126,7 +138,25 @@ func (h *hooks) armTick(d time.Duration) {
 	}
 	h.ticking = true
 	n.SetTimer(d, tickTimer)
+	h.syncInputHook()
 }
+
+// syncInputHook has the node call Input only while it has work for every
+// tuple: an input record to keep, stopped ack rounds to restart, window
+// results to drop as incomplete or a dedup memory to feed. Otherwise (a
+// stateless fragment without dedup, busy) the input path costs what it
+// costs without upstream backup.
+func (h *hooks) syncInputHook() {
+	h.filters = h.dropWin[0].ok || h.dropWin[1].ok || h.mem[0] != nil || h.mem[1] != nil
+	if h.needsInput() {
+		h.n.SetInputHook(h)
+	} else {
+		h.n.SetInputHook(nil)
+	}
+}
+
+// needsInput reports whether Input has work for every tuple (see syncInputHook).
+func (h *hooks) needsInput() bool { return h.records || !h.ticking || h.filters }
 
 // armTickInPhase arms the ack timer for the next round boundary, in phase
 // with the rounds of the hosts that ticked from the start.
@@ -144,6 +174,7 @@ func (h *hooks) Timer(name string) {
 	h.ticking = false
 	h.st.rounds++
 	if h.idle() {
+		h.syncInputHook() // the next input restarts the rounds
 		return
 	}
 	h.armTick(h.cfg.AckInterval)
@@ -167,7 +198,7 @@ func (h *hooks) idle() bool {
 			}
 			continue
 		}
-		if n.InputSeq(p) > h.sentL0[p] || len(h.pending[p]) > 0 || h.in[p].size() > 0 {
+		if n.InputSeq(p) > h.sentL0[p] || len(h.pending[p]) > 0 || h.unreleased(p) {
 			return false
 		}
 	}
@@ -235,7 +266,7 @@ func (h *hooks) ackInputs() {
 		if has {
 			cut, ok = h.in[p].cut(hz)
 		} else {
-			cut, ok = h.in[p].lastSeq()
+			cut, ok = h.lastInput(p)
 		}
 		last := h.sentL1[p]
 		if k := len(h.pending[p]); k > 0 {
@@ -267,6 +298,26 @@ func (h *hooks) ackInputs() {
 			h.in[p].drop(cut)
 		}
 	}
+}
+
+// lastInput is the last input seq of port p that is not yet released at
+// level 1, and whether there is one. Without a Horizon operator the
+// fragment keeps no input record: no state depends on any input, so the
+// node's input position serves.
+func (h *hooks) lastInput(p int) (uint64, bool) {
+	if h.records {
+		return h.in[p].lastSeq()
+	}
+	s := h.n.InputSeq(p)
+	return s, s > h.sentL1[p]
+}
+
+// unreleased reports whether port p has inputs not yet released at level 1.
+func (h *hooks) unreleased(p int) bool {
+	if h.records {
+		return h.in[p].size() > 0
+	}
+	return h.n.InputSeq(p) > h.sentL1[p]
 }
 
 // sendAck sends a KindAck of the given level up to seq to the upstream of
@@ -412,7 +463,7 @@ func (h *hooks) trim(upTo uint64) int {
 func (h *hooks) Output(t *ha.Tuple) {
 	n := h.n
 	h.order.note(t.Seq, t.Time)
-	if h.cfg.MaxAge > 0 {
+	if h.maxAge > 0 {
 		// Ages are only needed for max_age; on a real clock every tuple has
 		// its own time, so recording them always cost a mark per tuple.
 		if now := n.Now(); len(h.ages) == 0 || h.ages[len(h.ages)-1].at != now {
@@ -424,19 +475,21 @@ func (h *hooks) Output(t *ha.Tuple) {
 		h.peak = int64(q)
 		h.st.peak, h.st.peakAt = h.peak, n.Now()
 	}
-	if mx := h.cfg.MaxTuples; mx > 0 && q >= mx {
+	if mx := h.maxTuples; mx > 0 && q >= mx {
 		// Trim in chunks of 1/16 of the bound so the queue never exceeds it
 		// and trims stay rare.
 		drop := q - mx + max(1, mx/16)
 		h.st.retentionDrops += int64(h.trim(n.OutputAt(drop - 1).Seq))
 	}
-	h.enforceAge(true)
+	if h.maxAge > 0 {
+		h.enforceAge(true)
+	}
 }
 
 // enforceAge drops queued tuples older than max_age. With slack it waits
 // until the oldest is 1/16 of max_age past the bound, so trims stay rare.
 func (h *hooks) enforceAge(slack bool) {
-	age := h.cfg.MaxAge
+	age := h.maxAge
 	if age <= 0 || len(h.ages) == 0 {
 		return
 	}
@@ -526,18 +579,22 @@ func (h *hooks) onIncomplete(m *ha.Message) {
 	if !h.dropWin[p].ok || fs[0].t > h.dropWin[p].t {
 		h.dropWin[p] = fs[0]
 	}
+	h.syncInputHook()
 }
 
 // Input implements ha.InputHook: it records (seq, event time) of every
-// accepted input, then drops incomplete window results and, with dedup,
+// accepted input when the fragment has a Horizon operator, then drops incomplete window results and, with dedup,
 // outputs already received.
 func (h *hooks) Input(t *ha.Tuple) bool {
 	p := int(t.Stream)
 	if !h.ticking {
 		h.armTickInPhase() // the rounds stopped while there was nothing to acknowledge
 	}
-	if !h.n.IsSink() {
+	if h.records {
 		h.in[p].add(t.Seq, t.Time)
+	}
+	if !h.filters {
+		return true
 	}
 	if w := h.dropWin[p]; w.ok && t.ID.Kind == ha.IDWindow && t.ID.X <= w.t {
 		h.st.incomplete++
@@ -566,6 +623,7 @@ func (h *hooks) RouteChanged(old, nw ha.Route) {
 			h.resetPort(0)
 		}
 		h.upFloor[0], h.dropWin[0] = floor{}, floor{}
+		h.syncInputHook()
 	}
 }
 
@@ -584,4 +642,5 @@ func (h *hooks) PeerDown(host string) {
 	h.resetDown()
 	n.TakeOver(ha.TakeoverOptions{ResetSeq: true})
 	h.armTickInPhase()
+	h.syncInputHook()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/streamha/streamha/ha"
@@ -33,18 +34,25 @@ type inputLog struct {
 	// (perf annotate). add still writes the tail back.
 	tail segment
 	segs []segment
-	head int
+	// head is the first live segment; unordered is the last segment whose
+	// largest time is below its predecessor's (0: none), so the live
+	// segments' largest times ascend when unordered ≤ head. int32 keeps the
+	// record at 64 bytes, one cache line (hooks).
+	head, unordered int32
 }
 
 // add records an accepted input.
 func (l *inputLog) add(seq uint64, t int64) {
-	if n := len(l.segs); n > l.head {
+	if n := len(l.segs); n > int(l.head) {
 		s := &l.tail
 		if seq == s.last+1 && t >= s.firstT && t-s.firstT < segmentSpan {
 			s.last = seq
 			s.maxT = max(s.maxT, t)
 			l.segs[n-1] = *s
 			return
+		}
+		if t < s.maxT {
+			l.unordered = int32(n) // the segment appended below
 		}
 	}
 	l.tail = segment{first: seq, last: seq, firstT: t, maxT: t}
@@ -54,12 +62,19 @@ func (l *inputLog) add(seq uint64, t int64) {
 // cut returns the largest seq such that every recorded input up to it has
 // an event time before horizon, and whether there is one. It takes the
 // longest prefix of segments whose largest time is before horizon: exact
-// for monotone event times, conservative otherwise.
+// for monotone event times, conservative otherwise. When the live
+// segments' largest times ascend (the usual case) it is found by binary
+// search: a linear scan read the whole record, a second of input, in the
+// round after each window closed.
 func (l *inputLog) cut(horizon int64) (uint64, bool) {
 	live := l.segs[l.head:]
-	i := 0
-	for i < len(live) && live[i].maxT < horizon {
-		i++
+	var i int
+	if l.unordered <= l.head {
+		i = sort.Search(len(live), func(i int) bool { return live[i].maxT >= horizon })
+	} else {
+		for i < len(live) && live[i].maxT < horizon {
+			i++
+		}
 	}
 	if i == 0 {
 		return 0, false
@@ -69,31 +84,32 @@ func (l *inputLog) cut(horizon int64) (uint64, bool) {
 
 // lastSeq is the last recorded seq.
 func (l *inputLog) lastSeq() (uint64, bool) {
-	if len(l.segs) == l.head {
+	if len(l.segs) == int(l.head) {
 		return 0, false
 	}
 	return l.segs[len(l.segs)-1].last, true
 }
 
-// drop forgets segments entirely at or below upTo.
+// drop forgets segments entirely at or below upTo (seqs ascend along the
+// record: a binary search finds them).
 func (l *inputLog) drop(upTo uint64) {
-	for l.head < len(l.segs) && l.segs[l.head].last <= upTo {
-		l.head++
-	}
-	if l.head > 256 && l.head*2 > len(l.segs) {
+	live := l.segs[l.head:]
+	l.head += int32(sort.Search(len(live), func(i int) bool { return live[i].last > upTo }))
+	if l.head > 256 && int(l.head)*2 > len(l.segs) {
 		// In place: a fresh slice of exactly the live segments had to grow
 		// again with the next appends, a copy and an allocation every few
 		// ack rounds.
 		l.segs = l.segs[:copy(l.segs, l.segs[l.head:])]
+		l.unordered = max(0, l.unordered-l.head)
 		l.head = 0
 	}
 }
 
 // reset forgets everything (the upstream numbers afresh).
-func (l *inputLog) reset() { l.segs, l.head = nil, 0 }
+func (l *inputLog) reset() { l.segs, l.head, l.unordered = nil, 0, 0 }
 
 // size is the number of live segments.
-func (l *inputLog) size() int { return len(l.segs) - l.head }
+func (l *inputLog) size() int { return len(l.segs) - int(l.head) }
 
 // timeOrder follows the event times of a node's output in seq order.
 type timeOrder struct {

@@ -83,6 +83,63 @@ func TestInputLogCompactsInPlace(t *testing.T) {
 	assert.Zero(t, allocs, "appends after the compaction reuse the array")
 }
 
+// TestInputLogCutMatchesAScan: the binary searches of cut and drop give
+// what a scan of the live segments gives, for event times that ascend
+// (searched) and that sometimes go back (scanned until the disorder is
+// dropped), across compactions.
+func TestInputLogCutMatchesAScan(t *testing.T) {
+	scan := func(l *inputLog, horizon int64) (uint64, bool) {
+		live := l.segs[l.head:]
+		i := 0
+		for i < len(live) && live[i].maxT < horizon {
+			i++
+		}
+		if i == 0 {
+			return 0, false
+		}
+		return live[i-1].last, true
+	}
+	for _, back := range []int{0, 50} { // chance in 1000 that an input's time goes back
+		rng := rand.New(rand.NewPCG(7, uint64(back)))
+		var l inputLog
+		seq, now := uint64(0), int64(0)
+		searched := 0
+		for step := range 20000 {
+			seq += 1 + uint64(rng.IntN(100)/98) // an occasional gap
+			now += int64(rng.IntN(700)) * 1000
+			tm := now
+			if rng.IntN(1000) < back {
+				tm -= int64(rng.IntN(5)) * ms
+			}
+			l.add(seq, tm)
+			if step%5 == 0 {
+				for range 5 {
+					hz := now - int64(rng.IntN(800))*ms
+					wc, wok := scan(&l, hz)
+					c, ok := l.cut(hz)
+					require.Equal(t, wok, ok, "step %d horizon %d", step, hz)
+					require.Equal(t, wc, c, "step %d horizon %d", step, hz)
+					if l.unordered <= l.head {
+						searched++
+					}
+				}
+				if live := slices.Clone(l.segs[l.head:]); len(live) > 40 && step%25 == 0 {
+					// Up to a random segment's last seq, or just short of it.
+					c := live[rng.IntN(len(live)-20)].last - uint64(rng.IntN(2))
+					l.drop(c)
+					for _, sg := range live {
+						if sg.last > c {
+							require.Equal(t, sg, l.segs[l.head], "the first segment kept")
+							break
+						}
+					}
+				}
+			}
+		}
+		assert.Positive(t, searched, "some cuts were binary searches")
+	}
+}
+
 func TestInputLogNonMonotone(t *testing.T) {
 	var l inputLog
 	l.add(1, 5*ms)
@@ -95,6 +152,25 @@ func TestInputLogNonMonotone(t *testing.T) {
 	// Horizon 3 ms: seq 1 (5 ms) is not before it, so nothing can be cut.
 	_, ok = l.cut(3 * ms)
 	assert.False(t, ok)
+
+	// Largest times 20, 15, 30, 40, 50 ms after dropping the first
+	// segment: the time going back is live, so no binary search — one
+	// would try 30 first, then 15, and cut after seq 11 (15 ms) though seq
+	// 10 (20 ms) is not before the horizon.
+	l.reset()
+	for i, tm := range []int64{10, 20, 15, 30, 40, 50} {
+		l.add(uint64(9+i), tm*ms)
+	}
+	l.drop(9)
+	_, ok = l.cut(18 * ms)
+	assert.False(t, ok, "seq 10 at 20 ms is not before 18 ms")
+	cut, ok = l.cut(35 * ms)
+	assert.True(t, ok)
+	assert.Equal(t, uint64(12), cut)
+	l.drop(10) // the time going back is the first live segment now
+	cut, ok = l.cut(18 * ms)
+	assert.True(t, ok)
+	assert.Equal(t, uint64(11), cut)
 }
 
 func TestIDMemory(t *testing.T) {
