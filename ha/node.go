@@ -55,6 +55,10 @@ type Node struct {
 
 	routes []Route
 	in     [2]inPort
+	// times records (seq, event time) of each port's accepted inputs while
+	// recordTimes is on (RecordInputTimes).
+	recordTimes bool
+	times       [2]inputTimes
 
 	outNext   uint64
 	outPort   uint8
@@ -458,7 +462,42 @@ const ReplayEndType = "replay-end"
 func (n *Node) InputSeq(port int) uint64 { return n.in[port].last }
 
 // SetInputSeq sets the duplicate filter of input port (after a restore).
-func (n *Node) SetInputSeq(port int, seq uint64) { n.in[port] = inPort{last: seq, seen: seq > 0} }
+func (n *Node) SetInputSeq(port int, seq uint64) {
+	n.in[port] = inPort{last: seq, seen: seq > 0}
+	n.times[port].reset()
+}
+
+// RecordInputTimes turns on a compact record of the sequence numbers and
+// event times of the tuples each input port accepts (segments of at most
+// 1 ms of event time), or turns it off and forgets it. A strategy that
+// learns from its operators (Horizon) the oldest event time their state
+// depends on maps it back to an input position with InputCut (upstream
+// backup's level-1 acknowledgements). The node keeps the record on its
+// input path beside the port's position, so it costs no hook call per
+// tuple. The record of a port starts afresh whenever its position does
+// (Restart, a new upstream numbering, SetInputSeq).
+func (n *Node) RecordInputTimes(on bool) {
+	n.recordTimes = on
+	if !on {
+		n.times = [2]inputTimes{}
+	}
+}
+
+// InputCut is the largest recorded seq of input port such that every
+// recorded input up to it has an event time before horizon, and whether
+// there is one: exact when event times ascend, conservative otherwise.
+func (n *Node) InputCut(port int, horizon int64) (uint64, bool) { return n.times[port].cut(horizon) }
+
+// LastRecordedInput is the last seq the record of input port holds, and
+// whether it holds any.
+func (n *Node) LastRecordedInput(port int) (uint64, bool) { return n.times[port].lastSeq() }
+
+// ForgetInputs drops from the record of input port the segments that lie
+// entirely at or below upTo.
+func (n *Node) ForgetInputs(port int, upTo uint64) { n.times[port].drop(upTo) }
+
+// RecordedInputs is the number of segments the record of input port holds.
+func (n *Node) RecordedInputs(port int) int { return n.times[port].size() }
 
 // RecordOrder turns on recording of the input port of every processed
 // tuple: the node's non-deterministic interleaving decisions.
@@ -490,6 +529,7 @@ func (n *Node) FollowOrder(decisions []uint8) {
 func (n *Node) Restart() error {
 	n.outNext = 0
 	n.in = [2]inPort{}
+	n.times = [2]inputTimes{}
 	n.out.Reset()
 	n.follow, n.pending, n.orderLog = nil, nil, nil
 	if n.frag >= 0 && !n.IsSink() {
@@ -663,6 +703,7 @@ func (n *Node) onRoute(r Route) {
 	}
 	if r.ResetSeq && r.Frag == n.frag-1 {
 		n.in[0] = inPort{}
+		n.times[0].reset()
 	}
 	if r.Frag == n.DownstreamFrag() && !n.IsSink() {
 		for h := range n.awaiting {
@@ -720,6 +761,9 @@ func (n *Node) onData(m *Message) {
 		}
 		in.last, in.seen = t.Seq, true
 		t.Stream = m.Stream
+		if n.recordTimes {
+			n.times[m.Stream].add(t.Seq, t.Time)
+		}
 		if n.inHook != nil {
 			n.inScratch = t
 			if !n.inHook.Input(&n.inScratch) {

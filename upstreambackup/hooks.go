@@ -27,11 +27,10 @@ type ageMark struct {
 //
 // The fields read for every tuple come first: in cluster mode a node loop
 // wakes once per message after other processes ran, and every cache line a
-// message touches is a miss (docs/benchmarks.md). Output reads only the
-// first 64 bytes, Input those and its port's input record, the next 64
-// (TestHotFieldsShareALine). The struct is 64-byte aligned as long as it
-// stays within 512 bytes: larger objects with pointers get an 8-byte
-// allocation header in front.
+// message touches is a miss (docs/benchmarks.md). Output and Input read
+// only the first 64 bytes (TestHotFieldsShareALine). The struct is 64-byte
+// aligned as long as it stays within 512 bytes: larger objects with
+// pointers get an 8-byte allocation header in front.
 type hooks struct {
 	ha.NopHooks
 	n         *ha.Node
@@ -40,9 +39,8 @@ type hooks struct {
 	maxTuples int           // cfg.MaxTuples
 	maxAge    time.Duration // cfg.MaxAge
 	ticking   bool          // the ack timer is armed
-	records   bool          // inputs are recorded in `in` (the fragment has a Horizon operator)
+	records   bool          // the node records input times (the fragment has a Horizon operator)
 	filters   bool          // dropWin or mem is set: Input may drop tuples
-	in        [2]inputLog   // per input port
 
 	mem     [2]*idMemory // dedup memory (nil when off or fed by a source)
 	dropWin [2]floor     // window results starting at or before this are incomplete
@@ -95,7 +93,7 @@ func (h *hooks) resetUp() {
 
 // resetDown forgets the input side (at creation and after a restart).
 func (h *hooks) resetDown() {
-	for p := range h.in {
+	for p := range h.mem {
 		h.resetPort(p)
 		h.upFloor[p], h.dropWin[p] = floor{}, floor{}
 		h.mem[p] = nil
@@ -107,18 +105,20 @@ func (h *hooks) resetDown() {
 }
 
 // resetPort forgets the numbering-dependent records of one input port
-// (the upstream numbers its output afresh).
+// (the upstream numbers its output afresh; the node's input-time record
+// starts afresh with the port's position).
 func (h *hooks) resetPort(p int) {
-	h.in[p].reset()
 	h.pending[p] = nil
 	h.sentL0[p], h.sentL1[p] = 0, 0
 }
 
-// Start turns retention on and arms the ack timer.
+// Start turns retention (and, with a Horizon operator, the input-time
+// record) on and arms the ack timer.
 func (h *hooks) Start() {
 	if !h.n.IsSink() {
 		h.n.SetRetain(true)
 	}
+	h.n.RecordInputTimes(h.records)
 	h.start = h.n.Now()
 	h.armTick(h.cfg.AckInterval)
 	h.syncInputHook()
@@ -142,10 +142,10 @@ func (h *hooks) armTick(d time.Duration) {
 }
 
 // syncInputHook has the node call Input only while it has work for every
-// tuple: an input record to keep, stopped ack rounds to restart, window
-// results to drop as incomplete or a dedup memory to feed. Otherwise (a
-// stateless fragment without dedup, busy) the input path costs what it
-// costs without upstream backup.
+// tuple: stopped ack rounds to restart, window results to drop as
+// incomplete or a dedup memory to feed. Otherwise (a busy host without
+// dedup) the input path costs what it costs without upstream backup, and
+// the input times a windowed fragment needs are recorded by the node.
 func (h *hooks) syncInputHook() {
 	h.filters = h.dropWin[0].ok || h.dropWin[1].ok || h.mem[0] != nil || h.mem[1] != nil
 	if h.needsInput() {
@@ -156,7 +156,7 @@ func (h *hooks) syncInputHook() {
 }
 
 // needsInput reports whether Input has work for every tuple (see syncInputHook).
-func (h *hooks) needsInput() bool { return h.records || !h.ticking || h.filters }
+func (h *hooks) needsInput() bool { return !h.ticking || h.filters }
 
 // armTickInPhase arms the ack timer for the next round boundary, in phase
 // with the rounds of the hosts that ticked from the start.
@@ -264,7 +264,7 @@ func (h *hooks) ackInputs() {
 			ok  bool
 		)
 		if has {
-			cut, ok = h.in[p].cut(hz)
+			cut, ok = n.InputCut(p, hz)
 		} else {
 			cut, ok = h.lastInput(p)
 		}
@@ -295,18 +295,18 @@ func (h *hooks) ackInputs() {
 			h.sentL1[p] = cut
 			h.sentL0[p] = max(h.sentL0[p], l0)
 			h.pending[p] = h.pending[p][rel+1:]
-			h.in[p].drop(cut)
+			n.ForgetInputs(p, cut)
 		}
 	}
 }
 
 // lastInput is the last input seq of port p that is not yet released at
-// level 1, and whether there is one. Without a Horizon operator the
-// fragment keeps no input record: no state depends on any input, so the
-// node's input position serves.
+// level 1, and whether there is one. Without a Horizon operator the node
+// records no input times: no state depends on any input, so the node's
+// input position serves.
 func (h *hooks) lastInput(p int) (uint64, bool) {
 	if h.records {
-		return h.in[p].lastSeq()
+		return h.n.LastRecordedInput(p)
 	}
 	s := h.n.InputSeq(p)
 	return s, s > h.sentL1[p]
@@ -315,7 +315,7 @@ func (h *hooks) lastInput(p int) (uint64, bool) {
 // unreleased reports whether port p has inputs not yet released at level 1.
 func (h *hooks) unreleased(p int) bool {
 	if h.records {
-		return h.in[p].size() > 0
+		return h.n.RecordedInputs(p) > 0
 	}
 	return h.n.InputSeq(p) > h.sentL1[p]
 }
@@ -582,16 +582,14 @@ func (h *hooks) onIncomplete(m *ha.Message) {
 	h.syncInputHook()
 }
 
-// Input implements ha.InputHook: it records (seq, event time) of every
-// accepted input when the fragment has a Horizon operator, then drops incomplete window results and, with dedup,
-// outputs already received.
+// Input implements ha.InputHook: it restarts stopped ack rounds, then
+// drops incomplete window results and, with dedup, outputs already
+// received. The node calls it only while one of these can happen
+// (syncInputHook).
 func (h *hooks) Input(t *ha.Tuple) bool {
 	p := int(t.Stream)
 	if !h.ticking {
 		h.armTickInPhase() // the rounds stopped while there was nothing to acknowledge
-	}
-	if h.records {
-		h.in[p].add(t.Seq, t.Time)
 	}
 	if !h.filters {
 		return true
