@@ -389,7 +389,7 @@ func (n *Node) SetRetain(on bool) {
 }
 
 // peakQueue is the most output tuples the node has retained at once.
-func (n *Node) peakQueue() int64 { return max(n.stats.PeakQueue, int64(n.out.max)) }
+func (n *Node) peakQueue() int64 { return max(n.stats.PeakQueue, int64(n.out.Max())) }
 
 // OutputLen is the number of retained output tuples.
 func (n *Node) OutputLen() int { return n.out.Len() }

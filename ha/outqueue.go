@@ -10,39 +10,54 @@ const (
 	outBlockMask = outBlock - 1
 )
 
+// outBlockOf is one block of the output queue.
+type outBlockOf = [outBlock]Tuple
+
 // outQueue is a node's output queue: the retained tuples in seq order,
 // held in fixed-size blocks. Appending never copies what is queued, and
 // the blocks a trim empties are kept on a free list for the appends that
 // follow, so a queue that is filled and trimmed every ack interval touches
 // its memory once. A contiguous slice had to be regrown by copying while a
 // window filled, and at high rates those copies and the fresh pages they
-// touched were most of upstream backup's CPU in cluster mode.
+// touched were most of upstream backup's CPU in cluster mode. Where sent
+// messages share the queue's memory (Lend, an Env that does not copy)
+// emptied blocks are left to the garbage collector instead: that memory is
+// then what a node without retention allocates for its sent batches.
 type outQueue struct {
-	blocks [][]Tuple // blocks[0][head:] is the oldest tuple; all blocks hold outBlock tuples
+	// The fields Push and Lend use for every tuple come first, 15 bytes,
+	// so that they can share a cache line with the node's other per-output
+	// fields (TestOutputFieldsShareALine): in cluster mode each line a
+	// message touches is a miss.
+	//
 	// tail is the block last appended: Push writes into it without loading
-	// the block table, which in cluster mode is out of cache at every
-	// message and cost a stalled load per retained tuple. Drop only removes
-	// blocks from the front, or all of them (and then Push appends one
-	// before it writes), so tail is the last block whenever Push uses it.
-	tail []Tuple
-	head int
-	n    int
-	free [][]Tuple
-	peak int // recent peak of blocks in use (see Drop)
-	high int // blocks in use at most since the last Drop
-	max  int // the most tuples ever queued (Node.Stats' PeakQueue)
+	// the block table. Drop only removes blocks from the front, or all of
+	// them (and then Push appends one before it writes), so tail is the
+	// last block whenever Push uses it.
+	tail *outBlockOf
+	n    int32  // queued tuples
+	head uint16 // blocks[0][head:] is the oldest tuple (head < outBlock)
 	// lent says that Lend handed queued tuples to a sent message, which
 	// may still refer to them after a Drop: blocks are no longer recycled
 	// (the garbage collector frees them once nothing refers to them).
 	lent bool
+
+	blocks []*outBlockOf
+	free   []*outBlockOf
+	peak   int // recent peak of blocks in use (see Drop)
+	high   int // blocks in use at most since the last Drop
+	most   int // the most tuples queued at once before the last Drop (Max)
 }
 
 // Len is the number of queued tuples.
-func (q *outQueue) Len() int { return q.n }
+func (q *outQueue) Len() int { return int(q.n) }
+
+// Max is the most tuples the queue has held at once. Between two Drops
+// the queue only grows, so the most is reached just before a Drop or now.
+func (q *outQueue) Max() int { return max(q.most, int(q.n)) }
 
 // At is the i-th queued tuple, oldest first (0 ≤ i < Len).
 func (q *outQueue) At(i int) *Tuple {
-	j := q.head + i
+	j := int(q.head) + i
 	return &q.blocks[j>>outBlockBits][j&outBlockMask]
 }
 
@@ -52,45 +67,49 @@ func (q *outQueue) At(i int) *Tuple {
 // the oldest seq and checked: two reads instead of a binary search's
 // dozen, each a cache miss when an ack trims a queue in cluster mode.
 func (q *outQueue) Index(seq uint64) int {
-	if q.n == 0 {
+	n := q.Len()
+	if n == 0 {
 		return 0
 	}
 	first := q.At(0).Seq
 	if seq <= first {
 		return 0
 	}
-	if i := seq - first; i < uint64(q.n) {
+	if i := seq - first; i < uint64(n) {
 		if q.At(int(i)).Seq == seq {
 			return int(i)
 		}
-	} else if q.At(q.n-1).Seq < seq {
-		return q.n
+	} else if q.At(n-1).Seq < seq {
+		return n
 	}
-	return sort.Search(q.n, func(i int) bool { return q.At(i).Seq >= seq })
+	return sort.Search(n, func(i int) bool { return q.At(i).Seq >= seq })
 }
 
 // Push appends a copy of *t. It takes a pointer: an 80-byte argument
 // passed by value is copied through the stack, and in cluster mode those
 // stack lines are out of cache at every message.
 func (q *outQueue) Push(t *Tuple) {
-	j := q.head + q.n
-	if j == len(q.blocks)<<outBlockBits {
+	j := int(q.head) + int(q.n)
+	if j&outBlockMask == 0 {
+		// The last block is full, or there is none: while the queue holds
+		// tuples its last block holds the newest, and an empty queue has
+		// no blocks and head 0 (Drop). So the block table is read only
+		// here, once per block.
 		q.tail = q.newBlock()
 		q.blocks = append(q.blocks, q.tail)
 		q.high = max(q.high, len(q.blocks))
 	}
-	q.tail[j&outBlockMask] = *t // j is in the last block
+	q.tail[j&outBlockMask] = *t
 	q.n++
-	q.max = max(q.max, q.n)
 }
 
-func (q *outQueue) newBlock() []Tuple {
+func (q *outQueue) newBlock() *outBlockOf {
 	if k := len(q.free); k > 0 {
 		b := q.free[k-1]
 		q.free = q.free[:k-1]
 		return b
 	}
-	return make([]Tuple, outBlock)
+	return new(outBlockOf)
 }
 
 // Lend returns the queued copies of the tuples b, the last len(b) pushed,
@@ -100,35 +119,40 @@ func (q *outQueue) newBlock() []Tuple {
 // are not reused.
 func (q *outQueue) Lend(b []Tuple) ([]Tuple, bool) {
 	k := len(b)
-	if k == 0 || k > q.n {
+	if k == 0 || k > q.Len() {
 		return nil, false
 	}
-	j := q.head + q.n - k // the first one's position in the block table
-	if j>>outBlockBits != (j+k-1)>>outBlockBits || (j+k-1)>>outBlockBits != len(q.blocks)-1 {
+	j := int(q.head) + q.Len() - k // the first one's position
+	if j>>outBlockBits != (j+k-1)>>outBlockBits {
 		return nil, false
 	}
-	ts := q.tail[j&outBlockMask:][:k:k] // the last block: tail, not the block table
+	// The last of them is the newest, so they lie in the last block.
+	ts := q.tail[j&outBlockMask:][:k:k]
 	if ts[0].Seq != b[0].Seq || ts[k-1].Seq != b[k-1].Seq {
 		return nil, false // trimmed meanwhile, or not queued
 	}
-	q.lent = true
+	if !q.lent {
+		q.lent = true
+	}
 	return ts, true
 }
 
 // Drop removes the k oldest tuples (k ≤ Len). Emptied blocks go to the
-// free list for the appends that follow (unless tuples were lent). Together the used and free blocks
-// stay within the queue's recent peak: the most blocks it used between two
-// Drops, decayed by 1/64 per Drop when it no longer reaches it (down to 63
-// blocks), so memory is given back once a queue that peaked stays short
-// for many trims.
+// free list for the appends that follow, unless tuples were lent. Together
+// the used and free blocks stay within the queue's recent peak: the most
+// blocks it used between two Drops, decayed by 1/64 per Drop when it no
+// longer reaches it (down to 63 blocks), so memory is given back once a
+// queue that peaked stays short for many trims.
 func (q *outQueue) Drop(k int) {
-	q.head += k
-	q.n -= k
-	used := q.head >> outBlockBits
-	q.head &= outBlockMask
+	q.most = q.Max()
+	head := int(q.head) + k
+	q.n -= int32(k)
+	used := head >> outBlockBits
+	head &= outBlockMask
 	if q.n == 0 {
-		used, q.head = len(q.blocks), 0
+		used, head = len(q.blocks), 0
 	}
+	q.head = uint16(head)
 	if !q.lent {
 		q.free = append(q.free, q.blocks[:used]...)
 	}
@@ -144,12 +168,12 @@ func (q *outQueue) Drop(k int) {
 }
 
 // Reset empties the queue, keeping its blocks for reuse.
-func (q *outQueue) Reset() { q.Drop(q.n) }
+func (q *outQueue) Reset() { q.Drop(q.Len()) }
 
 // AppendTo appends the queued tuples [from, to) to dst.
 func (q *outQueue) AppendTo(dst []Tuple, from, to int) []Tuple {
 	for from < to {
-		j := q.head + from
+		j := int(q.head) + from
 		b := q.blocks[j>>outBlockBits][j&outBlockMask:]
 		c := min(len(b), to-from)
 		dst = append(dst, b[:c]...)

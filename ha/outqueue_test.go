@@ -11,7 +11,7 @@ import (
 
 // TestOutQueueMatchesASlice drives the block queue and a plain slice with
 // the same random pushes and drops, across block boundaries and through
-// empty states, and compares every view a strategy reads.
+// empty states, and compares every view a strategy reads, and its peak.
 func TestOutQueueMatchesASlice(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {
 		rng := rand.New(rand.NewPCG(seed, 9))
@@ -20,6 +20,7 @@ func TestOutQueueMatchesASlice(t *testing.T) {
 			ref  []Tuple
 			buf  []Tuple
 			next uint64
+			most int
 		)
 		for step := 0; step < 500; step++ {
 			switch r := rng.IntN(10); {
@@ -45,6 +46,8 @@ func TestOutQueueMatchesASlice(t *testing.T) {
 				ref = nil
 			}
 			require.Equal(t, len(ref), q.Len(), "seed %d step %d", seed, step)
+			most = max(most, len(ref))
+			require.Equal(t, most, q.Max(), "seed %d step %d: the most tuples queued at once", seed, step)
 			buf = q.AppendTo(buf[:0], 0, q.Len())
 			require.True(t, slices.Equal(ref, buf), "seed %d step %d: queue differs from the slice", seed, step)
 			if len(ref) == 0 {
