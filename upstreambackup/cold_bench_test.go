@@ -2,6 +2,7 @@ package upstreambackup
 
 import (
 	"math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -56,6 +57,10 @@ const evictSize = 16 << 20
 // per ack received and per ack round.
 //
 //	go test -run '^$' -bench ColdMessage -benchtime 20000x ./upstreambackup
+//
+// With STREAMHA_COLD_SIDE=none or ub only that side runs, every time: run
+// each under valgrind --tool=cachegrind to count the cache lines a message
+// misses instead of timing it (docs/benchmarks.md, "Cache lines, counted").
 func BenchmarkColdMessage(b *testing.B) {
 	for _, c := range []struct{ host, from, down string }{{"A", "src", "B"}, {"B", "A", "C"}} {
 		b.Run(c.host, func(b *testing.B) { benchColdMessage(b, c.host, c.from, c.down) })
@@ -87,11 +92,24 @@ func benchColdMessage(b *testing.B, host, from, down string) {
 		b.Fatal(err)
 	}
 	sides := []*side{mk(strategies.None{}), mk(ub)}
+	one := -1 // both sides, alternating
+	switch v := os.Getenv("STREAMHA_COLD_SIDE"); v {
+	case "":
+	case "none":
+		one = 0
+	case "ub":
+		one = 1
+	default:
+		b.Fatalf("STREAMHA_COLD_SIDE=%q: want none or ub", v)
+	}
 	upFrag, _ := sides[0].n.Topology().FragOf(from)
 	sweep := make([]byte, evictSize)
 	m := &ha.Message{Kind: ha.KindData, From: from, Frag: upFrag, Tuples: make([]ha.Tuple, 2)}
 	for i := 0; b.Loop(); i++ {
 		s := sides[i%2]
+		if one >= 0 {
+			s = sides[one]
+		}
 		for j := range m.Tuples {
 			s.seq++
 			t := s.env.advance(500 * time.Microsecond)

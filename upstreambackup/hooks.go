@@ -294,7 +294,9 @@ func (h *hooks) ackInputs() {
 		if h.sendAck(p, cut, 1, l0) {
 			h.sentL1[p] = cut
 			h.sentL0[p] = max(h.sentL0[p], l0)
-			h.pending[p] = h.pending[p][rel+1:]
+			// In place: slicing off the front left the next append no room,
+			// an allocation in nearly every round.
+			h.pending[p] = append(h.pending[p][:0], h.pending[p][rel+1:]...)
 			n.ForgetInputs(p, cut)
 		}
 	}
