@@ -180,14 +180,25 @@ func (t *Transport) Send(to string, m *ha.Message) {
 	}
 }
 
+// maxSpareQueue bounds the capacity of a written batch kept for reuse (a
+// backlog of a peer that was away is not kept).
+const maxSpareQueue = 4096
+
 // take waits for queued messages and returns them all, or nil when the
-// transport stops.
-func (p *peer) take(stop <-chan struct{}) []queued {
+// transport stops. The writer hands back its last batch, written: it
+// becomes the queue's array, so Send appends without allocating (a fresh
+// queue after every take cost an allocation per message sent).
+func (p *peer) take(stop <-chan struct{}, done []queued) []queued {
+	clear(done)
+	done = done[:0]
+	if cap(done) > maxSpareQueue {
+		done = nil
+	}
 	for {
 		p.mu.Lock()
 		if len(p.q) > 0 {
 			b := p.q
-			p.q = nil
+			p.q = done
 			p.mu.Unlock()
 			return b
 		}
@@ -249,9 +260,9 @@ func (t *Transport) runPeer(p *peer) {
 			t.untrack(conn)
 		}
 	}()
+	var batch []queued
 	for {
-		batch := p.take(t.stop)
-		if batch == nil {
+		if batch = p.take(t.stop, batch); batch == nil {
 			return
 		}
 		for i := 0; i < len(batch); i++ {

@@ -295,3 +295,41 @@ func TestEnvSplitsLargeDataMessages(t *testing.T) {
 	}
 	assert.Equal(t, int64(n), env.tuplesOut.Load())
 }
+
+// TestPeerQueueReusesWrittenBatches: the writer hands its written batch
+// back when it takes the next one, so a peer's queue keeps two arrays and
+// queueing a message allocates nothing; the batch handed back holds no
+// message any more (they may be large, and are garbage once written).
+func TestPeerQueueReusesWrittenBatches(t *testing.T) {
+	p := &peer{name: "B", notify: make(chan struct{}, 1)}
+	stop := make(chan struct{})
+	m := &ha.Message{Kind: ha.KindData}
+	send := func(k int) {
+		p.mu.Lock()
+		for range k {
+			p.q = append(p.q, queued{m: m})
+		}
+		p.mu.Unlock()
+	}
+	var batch []queued
+	for range 3 { // both arrays reach their size
+		send(8)
+		batch = p.take(stop, batch)
+	}
+	written := batch
+	send(8)
+	batch = p.take(stop, batch)
+	require.Len(t, batch, 8)
+	assert.Same(t, &written[:1][0], &p.q[:1][0], "the written batch is the queue's array again")
+	assert.Nil(t, written[:8][0].m, "and holds no message")
+	allocs := testing.AllocsPerRun(100, func() {
+		send(8)
+		batch = p.take(stop, batch)
+	})
+	assert.Zero(t, allocs, "queueing and taking allocate nothing")
+
+	big := make([]queued, maxSpareQueue+1)
+	send(1)
+	batch = p.take(stop, big)
+	assert.Nil(t, p.q, "a backlog's array is not kept")
+}
