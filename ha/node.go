@@ -60,6 +60,9 @@ type Node struct {
 	recordTimes bool
 	times       [2]inputTimes
 
+	// outNext through the first fields of out share one cache line of an
+	// allocated node (TestOutputFieldsShareALine): every emitted tuple
+	// touches them. A field added above can split the line.
 	outNext   uint64
 	outPort   uint8
 	retain    bool
