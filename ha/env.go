@@ -39,3 +39,14 @@ type Env interface {
 type CopySender interface {
 	SendCopy(to string, m *Message)
 }
+
+// BatchSwapper is an optional capability of a CopySender Env: SendSwap
+// sends data message m taking its Tuples as they are — the node gives its
+// batch up — and returns an empty batch, of at least the same capacity,
+// for the node's next output. A node sends through it instead of SendCopy
+// to the last (usually the only) receiver of a batch, which saves copying
+// every sent tuple once more. If the message cannot be sent (the receiver
+// is gone), SendSwap returns m.Tuples back, emptied.
+type BatchSwapper interface {
+	SendSwap(to string, m *Message) []Tuple
+}

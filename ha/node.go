@@ -105,6 +105,9 @@ type Node struct {
 	delivered Tuple
 	// sendScratch is the data message lent to a CopySender Env.
 	sendScratch Message
+	// swapper is the CopySender's optional capability, nil without it
+	// (here, not beside copier: see outNext).
+	swapper BatchSwapper
 
 	stats NodeStats
 }
@@ -144,6 +147,9 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	}
 	n.inHook, _ = n.hooks.(InputHook)
 	n.copier, _ = cfg.Env.(CopySender)
+	if n.copier != nil {
+		n.swapper, _ = cfg.Env.(BatchSwapper)
+	}
 	n.stats.Role = n.Role()
 	return n, nil
 }
@@ -881,13 +887,23 @@ func (n *Node) flush() {
 		return
 	}
 	b := n.batch
-	var out []Tuple
+	var (
+		out  []Tuple
+		last string // with a BatchSwapper: the receiver the batch itself goes to
+	)
 	for _, h := range n.Downstream() {
 		if len(n.down) > 0 && n.down[h] {
 			continue
 		}
 		if held, ok := n.awaiting[h]; ok && len(held) < MaxTuplesPerMessage {
 			n.awaiting[h] = append(held, b...)
+			continue
+		}
+		if n.swapper != nil {
+			if last != "" {
+				n.sendCopy(last, b)
+			}
+			last = h
 			continue
 		}
 		if n.copier != nil {
@@ -900,6 +916,13 @@ func (n *Node) flush() {
 		m := n.slabs.message()
 		m.Kind, m.Stream, m.Tuples = KindData, n.outPort, out
 		n.Send(h, m)
+	}
+	if last != "" {
+		m := &n.sendScratch
+		*m = Message{Kind: KindData, Stream: n.outPort, Tuples: b}
+		n.stamp(m)
+		n.batch = n.swapper.SendSwap(last, m)
+		m.Tuples = nil
 	}
 	n.batch = n.batch[:0]
 }

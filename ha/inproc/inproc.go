@@ -433,6 +433,20 @@ func (e *env) SendCopy(to string, m *ha.Message) {
 	dst.box.put(item{kind: itMsg, msg: c, pooled: true})
 }
 
+// SendSwap sends data message m with its own batch, which goes back to the
+// pool once the receiver has handled it, and gives the node an empty
+// pooled batch for its next output (ha.BatchSwapper): no tuple is copied.
+func (e *env) SendSwap(to string, m *ha.Message) []ha.Tuple {
+	dst := e.h.r.hosts[to]
+	if dst == nil || dst == e.h || dst.crashed.Load() {
+		return m.Tuples[:0]
+	}
+	c, next := copies.swap(m)
+	e.h.r.inflight.Add(1)
+	dst.box.put(item{kind: itMsg, msg: c, pooled: true})
+	return next
+}
+
 func (e *env) SetTimer(d time.Duration, name string) {
 	h := e.h
 	if h.r.stopping.Load() {

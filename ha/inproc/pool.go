@@ -46,6 +46,26 @@ func (p *messagePool) copy(m *ha.Message) *ha.Message {
 	return c
 }
 
+// swap returns m in a pooled message that keeps m's own batch, and the
+// empty batch that message had, of at least the same capacity, for the
+// sender's next output.
+func (p *messagePool) swap(m *ha.Message) (*ha.Message, []ha.Tuple) {
+	cl := batchClass(max(cap(m.Tuples), 1))
+	var c *ha.Message
+	if cl <= maxPooledClass {
+		c, _ = p.classes[cl].Get().(*ha.Message)
+	}
+	var next []ha.Tuple
+	if c == nil {
+		c = new(ha.Message)
+		next = make([]ha.Tuple, 0, max(1<<min(cl, maxPooledClass), cap(m.Tuples)))
+	} else {
+		next = c.Tuples[:0]
+	}
+	*c = *m
+	return c, next
+}
+
 // release takes back a message copy made, once nothing refers to it or
 // its Tuples any more. It is left empty, its batch kept for the next copy
 // of its class; a batch beyond the largest class is left to the garbage
