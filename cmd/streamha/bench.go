@@ -54,9 +54,12 @@ type benchSize struct {
 	strategyN int // tuples per strategy in the in-process overhead runs
 	runWall   int // repetitions of the streamha run measurement
 	// clusterRounds and clusterRun: paired overhead rounds of the default
-	// experiment on real processes, and how long each run lasts.
+	// experiment on real processes, and how long each run lasts;
+	// planeRounds and planeRun the same at the data-plane load.
 	clusterRounds int
 	clusterRun    time.Duration
+	planeRounds   int
+	planeRun      time.Duration
 	scaleTuples   []int
 	scaleNodes    []int
 	scaleKeys     []int
@@ -65,10 +68,10 @@ type benchSize struct {
 
 var (
 	quickSize = benchSize{repeat: 3, classify: 200_000, codec: 200_000, runtimeN: 300_000, strategyN: 100_000, runWall: 3,
-		clusterRounds: 3, clusterRun: 4 * time.Second,
+		clusterRounds: 3, clusterRun: 4 * time.Second, planeRounds: 2, planeRun: 4 * time.Second,
 		scaleTuples: []int{1e4, 1e5, 1e6}, scaleNodes: []int{3, 10, 30}, scaleKeys: []int{10, 1e3, 1e5}, keysTuples: 1e5}
 	fullSize = benchSize{repeat: 7, classify: 1_000_000, codec: 1_000_000, runtimeN: 2_000_000, strategyN: 400_000, runWall: 7,
-		clusterRounds: 5, clusterRun: 8 * time.Second,
+		clusterRounds: 5, clusterRun: 8 * time.Second, planeRounds: 3, planeRun: 6 * time.Second,
 		scaleTuples: []int{1e4, 1e5, 1e6, 1e7}, scaleNodes: []int{3, 10, 30, 100}, scaleKeys: []int{10, 100, 1e3, 1e4, 1e5, 1e6}, keysTuples: 1e6}
 )
 
@@ -81,7 +84,8 @@ func newBenchCmd() *cobra.Command {
 			"codec cost per tuple, the in-process runtime against a hand-written channel pipeline running the same\n" +
 			"operators, cluster throughput on loopback (when cluster mode is built), each strategy's overhead\n" +
 			"against the no-HA run, the wall time of `streamha run`, and upstream backup's and active standby's\n" +
-			"CPU against no HA on real processes (medians of 5 paired rounds, 3 with --quick: about 3 minutes).\n" +
+			"process and loop CPU against no HA on real processes, at the default experiment's 2000 tuples/s and at\n" +
+			"300 k tuples/s (medians of 5 and 3 paired rounds, 3 and 2 with --quick: about 5 minutes, 3 with --quick).\n" +
 			"Every timed figure is repeated and the median is printed with the spread (max/min) so noise is\n" +
 			"visible. --scaling also measures how the simulator's time and memory grow with tuples, nodes and\n" +
 			"keys and writes PNG plots, then the time and peak heap of a whole `streamha run` of the largest\n" +
@@ -500,23 +504,47 @@ func benchCluster(size benchSize, add func(row)) error {
 	return nil
 }
 
+// planeRate is the source rate of the data-plane overhead benchmark: the
+// issue's throughput target for the cluster, where the node loops spend
+// their time on tuples instead of waking up for a few of them.
+const planeRate = 300_000
+
 // benchClusterOverhead measures the cluster-mode CPU targets: upstream
-// backup's and active standby's loop and process CPU against no HA, as
-// medians of paired rounds of the default experiment.
+// backup's and active standby's process and loop CPU against no HA, as
+// medians of paired rounds, at two loads: the default experiment (2000
+// tuples/s, loops nearly idle) and the data-plane load (planeRate).
 func benchClusterOverhead(size benchSize, add func(row)) error {
 	targets := map[string]string{"upstream-backup": "≤ 1.1×", "active-standby": "≤ 2.1×"}
-	r, err := clusterOverhead(context.Background(), size.clusterRun, size.clusterRounds, []string{"upstream-backup", "active-standby"})
-	if err != nil {
+	names := []string{"upstream-backup", "active-standby"}
+	def := sim.Default()
+	def.Name = "bench-overhead"
+	if err := scaleDuration(def, size.clusterRun); err != nil {
 		return err
 	}
-	for _, run := range r.Runs {
-		o := run.Overhead
-		if o.CPURatio == nil || o.ProcessCPURatio == nil || o.CPURatioRange == nil {
-			return fmt.Errorf("cluster overhead: %s: no ratio to the baseline", run.Strategy)
+	loads := []struct {
+		what   string
+		e      *sim.Experiment
+		rounds int
+	}{
+		{fmt.Sprintf("default experiment, %s", size.clusterRun), def, size.clusterRounds},
+		{fmt.Sprintf("%stuples/s, %s, no spares", human(planeRate), size.planeRun),
+			dataPlaneExperiment("bench-plane-overhead", planeRate, size.planeRun), size.planeRounds},
+	}
+	for _, load := range loads {
+		r, err := clusterOverhead(context.Background(), load.e, load.rounds, names)
+		if err != nil {
+			return fmt.Errorf("cluster overhead (%s): %w", load.what, err)
 		}
-		add(row{fmt.Sprintf("cluster CPU vs no HA: %s (default experiment, %s; loop, process)", run.Strategy, size.clusterRun),
-			fmt.Sprintf("%.2f×, %.2f×", *o.CPURatio, *o.ProcessCPURatio), targets[run.Strategy],
-			fmt.Sprintf("loop %.2f–%.2f over %d paired rounds", o.CPURatioRange.Min, o.CPURatioRange.Max, o.Rounds)})
+		for _, run := range r.Runs {
+			o := run.Overhead
+			if o.CPURatio == nil || o.ProcessCPURatio == nil || o.CPURatioRange == nil || o.ProcessCPURatioRange == nil {
+				return fmt.Errorf("cluster overhead (%s): %s: no ratio to the baseline", load.what, run.Strategy)
+			}
+			add(row{fmt.Sprintf("cluster CPU vs no HA: %s (%s; process, loop)", run.Strategy, load.what),
+				fmt.Sprintf("%.2f×, %.2f×", *o.ProcessCPURatio, *o.CPURatio), targets[run.Strategy],
+				fmt.Sprintf("process %.2f–%.2f, loop %.2f–%.2f over %d paired rounds",
+					o.ProcessCPURatioRange.Min, o.ProcessCPURatioRange.Max, o.CPURatioRange.Min, o.CPURatioRange.Max, o.Rounds)})
+		}
 	}
 	return nil
 }

@@ -312,14 +312,8 @@ func clusterThroughput(ctx context.Context, n int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	e := sim.Default()
-	zero := 0
-	e.Name, e.Spares, e.Faults = "bench-cluster", &zero, nil
-	e.Source.Rate = 1e6
-	e.Duration = sim.Duration(max(time.Second, time.Duration(float64(n)/e.Source.Rate*float64(time.Second))))
-	e.Drain = sim.Duration(time.Second)
-	// A CPU model fast enough that the simulated reference keeps up.
-	e.CPU = sim.CPUConfig{PerOp: sim.Duration(10), PerByte: sim.Duration(1), PerEvent: sim.Duration(10)}
+	const rate = 1e6
+	e := dataPlaneExperiment("bench-cluster", rate, max(time.Second, time.Duration(float64(n)/rate*float64(time.Second))))
 	dir, err := os.MkdirTemp("", "streamha-bench-cluster-")
 	if err != nil {
 		return 0, err
@@ -339,6 +333,22 @@ func clusterThroughput(ctx context.Context, n int) (float64, error) {
 	return r, nil
 }
 
+// dataPlaneExperiment is the default query at rate tuples/s for d, with
+// no spares and no faults, and a CPU model fast enough that the simulated
+// reference keeps up: the load of the cluster throughput and data-plane
+// overhead benchmarks, where the nodes' work is the tuples rather than
+// waking up for them.
+func dataPlaneExperiment(name string, rate float64, d time.Duration) *sim.Experiment {
+	e := sim.Default()
+	zero := 0
+	e.Name, e.Spares, e.Faults = name, &zero, nil
+	e.Source.Rate = rate
+	e.Duration = sim.Duration(d)
+	e.Drain = sim.Duration(time.Second)
+	e.CPU = sim.CPUConfig{PerOp: sim.Duration(10), PerByte: sim.Duration(1), PerEvent: sim.Duration(10)}
+	return e
+}
+
 // nodeExe is this executable, which the bench's cluster measurements
 // launch as `streamha node`; what names the measurement for the error.
 func nodeExe(what string) (string, error) {
@@ -352,17 +362,12 @@ func nodeExe(what string) (string, error) {
 	return exe, nil
 }
 
-// clusterOverhead runs the default experiment, shortened to d, on real
-// processes for the named strategies with the overhead measured in rounds
-// paired with the no-HA baseline (cluster --overhead-rounds).
-func clusterOverhead(ctx context.Context, d time.Duration, rounds int, names []string) (*metrics.Result, error) {
+// clusterOverhead runs experiment e on real processes for the named
+// strategies with the overhead measured in rounds paired with the no-HA
+// baseline (cluster --overhead-rounds).
+func clusterOverhead(ctx context.Context, e *sim.Experiment, rounds int, names []string) (*metrics.Result, error) {
 	exe, err := nodeExe("cluster overhead")
 	if err != nil {
-		return nil, err
-	}
-	e := sim.Default()
-	e.Name = "bench-overhead"
-	if err := scaleDuration(e, d); err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "streamha-bench-overhead-")

@@ -3,8 +3,14 @@ package main
 import (
 	"bytes"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/sim"
 )
 
 // BenchmarkRuntimeVsPeer runs the bench query through the in-process
@@ -36,4 +42,26 @@ func TestBenchRejectsNegativeRepeat(t *testing.T) {
 	code := execute([]string{"bench", "--repeat", "-1"}, &out, &errb)
 	require.Equal(t, 2, code)
 	require.Contains(t, errb.String(), "--repeat: must not be negative")
+}
+
+// TestDataPlaneExperimentKeepsUp: the cluster benchmarks classify their
+// real runs against the simulator's reference of this experiment, so the
+// reference must deliver every window on time at the data-plane rate (the
+// default CPU model of 2 µs per operator could not) and the experiment
+// must survive the YAML round trip the launcher makes.
+func TestDataPlaneExperimentKeepsUp(t *testing.T) {
+	e := dataPlaneExperiment("plane", planeRate, 3*time.Second)
+	require.NoError(t, e.Validate())
+	require.Zero(t, *e.Spares)
+	require.Empty(t, e.Faults)
+	b, err := yaml.Marshal(e)
+	require.NoError(t, err)
+	_, err = sim.Parse(b, "round trip")
+	require.NoError(t, err)
+
+	_, ref, err := e.Reference()
+	require.NoError(t, err)
+	o := metrics.OverheadOf(ref.Trace, nil)
+	assert.Equal(t, 2*16, ref.Trace.Deliveries().Len(), "two closed 1 s windows of 16 keys (the last window never closes)")
+	assert.Less(t, o.LatencyP99Ms, 20.0, "the reference falls behind its source")
 }
