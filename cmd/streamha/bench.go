@@ -505,8 +505,8 @@ func benchCluster(size benchSize, add func(row)) error {
 }
 
 // planeRate is the source rate of the data-plane overhead benchmark: the
-// issue's throughput target for the cluster, where the node loops spend
-// their time on tuples instead of waking up for a few of them.
+// cluster throughput target (docs/benchmarks.md), a load at which the node
+// loops spend their time on tuples instead of waking up for a few of them.
 const planeRate = 300_000
 
 // benchClusterOverhead measures the cluster-mode CPU targets: upstream
