@@ -131,9 +131,7 @@ func (q *outQueue) Lend(b []Tuple) ([]Tuple, bool) {
 	if ts[0].Seq != b[0].Seq || ts[k-1].Seq != b[k-1].Seq {
 		return nil, false // trimmed meanwhile, or not queued
 	}
-	if !q.lent {
-		q.lent = true
-	}
+	q.lent = true
 	return ts, true
 }
 

@@ -189,10 +189,11 @@ const maxSpareQueue = 4096
 // becomes the queue's array, so Send appends without allocating (a fresh
 // queue after every take cost an allocation per message sent).
 func (p *peer) take(stop <-chan struct{}, done []queued) []queued {
-	clear(done)
-	done = done[:0]
 	if cap(done) > maxSpareQueue {
-		done = nil
+		done = nil // garbage as a whole: no need to clear it first
+	} else {
+		clear(done)
+		done = done[:0]
 	}
 	for {
 		p.mu.Lock()

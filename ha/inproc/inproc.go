@@ -402,48 +402,56 @@ func (e *env) Trace(ev ha.Event) { e.h.trace.Add(ev) }
 // Work is counted by the node itself (NodeStats.Work); busy time is measured.
 func (e *env) Work(ops, bytes int) {}
 
+// receiver is the host a message to `to` is handed to, or nil when there
+// is none: an unknown host, this host itself, or a crashed one.
+func (e *env) receiver(to string) *host {
+	dst := e.h.r.hosts[to]
+	if dst == nil || dst == e.h || dst.crashed.Load() {
+		return nil
+	}
+	return dst
+}
+
+// hand queues c in dst's mailbox, counting a data message as in flight.
+func (e *env) hand(dst *host, c *ha.Message, pooled bool) {
+	if c.Kind == ha.KindData {
+		e.h.r.inflight.Add(1)
+	}
+	dst.box.put(item{kind: itMsg, msg: c, pooled: pooled})
+}
+
 // Send hands a shallow copy of m to the destination's mailbox: the sender
 // may reuse m for the next destination, while tuple and body slices are
 // shared read-only, as on the simulator.
 func (e *env) Send(to string, m *ha.Message) {
-	dst := e.h.r.hosts[to]
-	if dst == nil || dst == e.h || dst.crashed.Load() {
+	dst := e.receiver(to)
+	if dst == nil {
 		return
 	}
 	c := new(ha.Message)
 	*c = *m
-	if c.Kind == ha.KindData {
-		e.h.r.inflight.Add(1)
-	}
-	dst.box.put(item{kind: itMsg, msg: c})
+	e.hand(dst, c, false)
 }
 
 // SendCopy sends a copy of data message m, made in memory that goes back
 // to a pool once the receiver has handled it (ha.CopySender: a node keeps
 // no delivered message or tuple): sent batches are not fresh memory.
 func (e *env) SendCopy(to string, m *ha.Message) {
-	dst := e.h.r.hosts[to]
-	if dst == nil || dst == e.h || dst.crashed.Load() {
-		return
+	if dst := e.receiver(to); dst != nil {
+		e.hand(dst, copies.copy(m), true)
 	}
-	c := copies.copy(m)
-	if c.Kind == ha.KindData {
-		e.h.r.inflight.Add(1)
-	}
-	dst.box.put(item{kind: itMsg, msg: c, pooled: true})
 }
 
 // SendSwap sends data message m with its own batch, which goes back to the
 // pool once the receiver has handled it, and gives the node an empty
 // pooled batch for its next output (ha.BatchSwapper): no tuple is copied.
 func (e *env) SendSwap(to string, m *ha.Message) []ha.Tuple {
-	dst := e.h.r.hosts[to]
-	if dst == nil || dst == e.h || dst.crashed.Load() {
+	dst := e.receiver(to)
+	if dst == nil {
 		return m.Tuples[:0]
 	}
 	c, next := copies.swap(m)
-	e.h.r.inflight.Add(1)
-	dst.box.put(item{kind: itMsg, msg: c, pooled: true})
+	e.hand(dst, c, true)
 	return next
 }
 
