@@ -17,11 +17,29 @@ const maxPooledClass = 12
 // pooled message keeps its batch, so taking and returning one allocates
 // nothing.
 type messagePool struct {
-	classes [maxPooledClass + 1]sync.Pool // *ha.Message, Tuples empty with capacity 1<<class
+	classes [maxPooledClass + 1]freeStore // *ha.Message, Tuples empty with capacity 1<<class
+}
+
+// freeStore keeps released messages of one class. sync.Pool is the store
+// the runtime uses; it may drop what it holds at any time, so a test that
+// asserts reuse gives the pool a store that keeps everything.
+type freeStore interface {
+	Get() any
+	Put(any)
+}
+
+// newMessagePool returns a pool whose classes keep their messages in the
+// stores newStore makes.
+func newMessagePool(newStore func() freeStore) *messagePool {
+	p := new(messagePool)
+	for i := range p.classes {
+		p.classes[i] = newStore()
+	}
+	return p
 }
 
 // copies is the pool of the in-process runtime's data messages.
-var copies messagePool
+var copies = newMessagePool(func() freeStore { return new(sync.Pool) })
 
 // batchClass is the smallest c with 1<<c ≥ k: batches are pooled by
 // power-of-two capacity, so a burst's large batch does not serve a single
