@@ -472,46 +472,52 @@ func (h *hooks) noteLog() {
 
 // ---- failures ----
 
-// PeerDown takes over when the failed host is this fragment's primary and
-// this host is first in line, and makes a primary replace a failed secondary.
+// PeerDown makes a primary replace a failed secondary. Taking over from a
+// failed primary is the node's election (Successors, TakeOver).
 func (h *hooks) PeerDown(host string) {
 	n := h.n
 	if !h.fragment() || n.Fenced() {
 		return
 	}
-	r := n.Route(n.Frag())
-	switch {
-	case host == r.Primary && h.successor() == n.Host():
-		h.takeOver()
-	case n.IsPrimary() && slices.Contains(r.Receivers, host):
+	if r := n.Route(n.Frag()); n.IsPrimary() && slices.Contains(r.Receivers, host) {
 		n.SetReceivers(slices.DeleteFunc(slices.Clone(r.Receivers), func(x string) bool { return x == host || n.Down(x) }))
 		h.recruit()
 	}
 }
 
-// successor is the host that takes over from the failed primary: the first
-// live secondary in the route, else the first live host of the fragment.
-func (h *hooks) successor() string {
+// Successors implements ha.Successor: the secondaries in the route first
+// (they hold the state), then the hosts that never served, then those
+// that did (a resumed old primary, fenced: it restarts with empty state
+// rather than come back with its stale state).
+func (h *hooks) Successors() []string {
 	n := h.n
 	r := n.Route(n.Frag())
+	var order []string
 	for _, x := range r.Receivers {
-		if x != r.Primary && !n.Down(x) {
-			return x
+		if x != r.Primary {
+			order = append(order, x)
 		}
 	}
-	// No live secondary: the first live host that never served (a resumed
-	// old primary is fenced and must not come back with its stale state).
-	for _, x := range n.Topology().Frags[n.Frag()].Hosts {
-		if x != r.Primary && !n.Down(x) && !h.retired[x] {
-			return x
+	hosts := n.Topology().Frags[n.Frag()].Hosts
+	for _, x := range hosts {
+		if !h.retired[x] && !slices.Contains(order, x) {
+			order = append(order, x)
 		}
 	}
-	return ""
+	for _, x := range hosts {
+		if !slices.Contains(order, x) {
+			order = append(order, x)
+		}
+	}
+	return order
 }
+
+// TakeOver implements ha.Successor.
+func (h *hooks) TakeOver() { h.takeOver() }
 
 func (h *hooks) takeOver() {
 	n := h.n
-	if !h.ready {
+	if !h.ready || !n.IsReceiver() {
 		// No replica holds the state: restart empty, like amnesia (gap).
 		_ = n.Restart()
 		h.queue, h.credit, h.joining = nil, [2]int{}, [2]bool{}

@@ -20,7 +20,9 @@ type Kind uint8
 const (
 	// KindData carries tuples of one stream from a fragment to its downstream.
 	KindData Kind = iota + 1
-	// KindRoute announces who serves a fragment at which epoch (sent after a takeover).
+	// KindRoute announces who serves a fragment at which epoch (sent after a
+	// takeover); without a Route and with Type RouteQueryType it asks the
+	// receiver, a fragment's primary, for its route.
 	KindRoute
 	// KindResume asks an upstream to redirect its output to the sender and
 	// replay retained tuples with seq > Seq on stream Stream.
@@ -41,6 +43,9 @@ func (k Kind) String() string {
 	}
 	return fmt.Sprintf("kind(%d)", k)
 }
+
+// RouteQueryType is the Type of a KindRoute message that asks for a route.
+const RouteQueryType = "query"
 
 // Route says which host is the primary of a fragment, which hosts receive
 // its input, and at which epoch. Epochs only grow; a message stamped with an
@@ -400,7 +405,7 @@ func (m *Message) Validate() error {
 	if m.Kind == 0 || m.Kind > KindStrategy {
 		return fmt.Errorf("%w: unknown kind %d", ErrMalformed, m.Kind)
 	}
-	if m.Kind == KindRoute && m.Route == nil {
+	if m.Kind == KindRoute && m.Route == nil && m.Type != RouteQueryType {
 		return fmt.Errorf("%w: route message without a route", ErrMalformed)
 	}
 	if len(m.Tuples) > MaxTuplesPerMessage {

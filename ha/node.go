@@ -29,6 +29,10 @@ type NodeConfig struct {
 	// TraceEmits traces every tuple the node emits (EvEmit): verbose, for
 	// teaching and debugging.
 	TraceEmits bool
+	// ResumeRetry is how long a node waits for the answer to a resume
+	// request before it asks again (doubling each time); 0 means
+	// DefaultResumeRetry.
+	ResumeRetry time.Duration
 }
 
 type inPort struct {
@@ -88,7 +92,7 @@ type Node struct {
 
 	// awaiting holds live output for a new downstream primary until its
 	// resume request arrived and was answered, so nothing overtakes the replay.
-	awaiting map[string][]Tuple
+	awaiting map[string]*hold
 	// skipped: downstream receivers declared dead → the output seq after
 	// which nothing was sent to them (see node_suspect.go)
 	skipped map[string]uint64
@@ -109,6 +113,18 @@ type Node struct {
 	// (here, not beside copier: see outNext).
 	swapper BatchSwapper
 
+	// resume and gap repair per input port (node_repair.go)
+	rep           [2]portRepair
+	resumeArmed   bool
+	resumeRetry   time.Duration
+	resumeBackoff time.Duration
+	// the last replay this node sent: to whom, and up to which seq
+	lastReplayTo   string
+	lastReplayUpTo uint64
+	// rate limits of route queries and stale-route replies
+	routeAsked map[int]uint64    // fragment -> epoch last asked for
+	toldStale  map[string]uint64 // host -> epoch last told
+
 	stats NodeStats
 }
 
@@ -121,6 +137,10 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	n := &Node{
 		host: cfg.Host, frag: frag, topo: cfg.Topology, env: cfg.Env,
 		fencing: !cfg.NoFencing, traceEmits: cfg.TraceEmits, down: map[string]bool{},
+		resumeRetry: cfg.ResumeRetry,
+	}
+	if n.resumeRetry <= 0 {
+		n.resumeRetry = DefaultResumeRetry
 	}
 	n.routes = make([]Route, len(cfg.Topology.Frags)+1)
 	for i, f := range cfg.Topology.Frags {
@@ -155,10 +175,25 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 }
 
 func (n *Node) resetOps() error {
+	ops, err := n.buildOps()
+	if err != nil {
+		return err
+	}
+	n.installOps(ops)
+	return nil
+}
+
+// buildOps builds a fresh operator pipeline for the node's fragment.
+func (n *Node) buildOps() ([]Operator, error) {
 	ops, err := n.topo.Frags[n.frag].NewOps()
 	if err != nil {
-		return fmt.Errorf("node %s: build operators: %w", n.host, err)
+		return nil, fmt.Errorf("node %s: build operators: %w", n.host, err)
 	}
+	return ops, nil
+}
+
+// installOps makes ops the node's operator pipeline.
+func (n *Node) installOps(ops []Operator) {
 	n.ops = ops
 	n.emits = make([]Emit, len(ops))
 	for i := range ops {
@@ -170,7 +205,6 @@ func (n *Node) resetOps() error {
 			n.emits[i] = func(t Tuple) { next.Process(t, *nextEmit) }
 		}
 	}
-	return nil
 }
 
 // Host is the node's host name.
@@ -444,6 +478,21 @@ func (n *Node) TrimOutput(upTo uint64) int {
 func (n *Node) Replay(to string, from uint64) {
 	i, end := n.out.Index(from+1), n.out.Len()
 	n.Trace(Event{Kind: EvReplayStart, Peer: to, Seq: from, N: int64(end - i)})
+	// What this node can no longer provide after from: the receiver takes
+	// that hole as lost instead of waiting for it.
+	avail := from
+	switch {
+	case i < end:
+		if s := n.out.At(i).Seq; s > from+1 {
+			avail = s - 1
+		}
+	case n.outNext > from:
+		avail = n.outNext
+	}
+	if avail > from {
+		n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Type: ReplayFromType, Seq: avail})
+	}
+	n.lastReplayTo, n.lastReplayUpTo = to, n.outNext
 	var scratch []Tuple // a CopySender copies each chunk: one buffer serves them all
 	for j := i; j < end; {
 		c := min(end-j, 512)
@@ -472,8 +521,8 @@ func (n *Node) InputSeq(port int) uint64 { return n.in[port].last }
 
 // SetInputSeq sets the duplicate filter of input port (after a restore).
 func (n *Node) SetInputSeq(port int, seq uint64) {
-	n.in[port] = inPort{last: seq, seen: seq > 0}
-	n.times[port].reset()
+	n.resetPort(port, seq > 0)
+	n.in[port].last = seq
 }
 
 // RecordInputTimes turns on a compact record of the sequence numbers and
@@ -534,16 +583,23 @@ func (n *Node) FollowOrder(decisions []uint8) {
 // ---- state ----
 
 // Restart replaces the operator state with empty state and resets the
-// output numbering and input filters (a fresh fragment on a spare).
+// output numbering and input filters (a fresh fragment on a spare). It
+// builds the new operators first: when that fails it changes nothing.
 func (n *Node) Restart() error {
+	var ops []Operator
+	if n.frag >= 0 && !n.IsSink() {
+		var err error
+		if ops, err = n.buildOps(); err != nil {
+			return err
+		}
+		n.installOps(ops)
+	}
 	n.outNext = 0
 	n.in = [2]inPort{}
 	n.times = [2]inputTimes{}
+	n.rep = [2]portRepair{}
 	n.out.Reset()
 	n.follow, n.pending, n.orderLog = nil, nil, nil
-	if n.frag >= 0 && !n.IsSink() {
-		return n.resetOps()
-	}
 	return nil
 }
 
@@ -575,7 +631,7 @@ func (n *Node) TakeOver(o TakeoverOptions) {
 	n.AnnounceRoute()
 	if !o.NoResume {
 		for p := 0; p < n.Inputs(); p++ {
-			n.Send(n.Upstream(p), &Message{Kind: KindResume, Stream: uint8(p), Seq: n.in[p].last})
+			n.requestResume(p, false)
 		}
 	}
 	n.hooks.RouteChanged(old, r)
@@ -628,6 +684,8 @@ func (n *Node) Start() {
 func (n *Node) Fire(name string) {
 	if name == GenTimer {
 		n.generate()
+	} else if name == resumeTimer {
+		n.retryResumes()
 	} else if !n.fenced {
 		n.hooks.Timer(name)
 	}
@@ -643,6 +701,7 @@ func (n *Node) PeerDown(host string) {
 	n.Trace(Event{Kind: EvDetect, Peer: host})
 	n.noteSkipped(host)
 	n.hooks.PeerDown(host)
+	n.elect()
 	n.flush()
 }
 
@@ -655,6 +714,7 @@ func (n *Node) PeerUp(host string) {
 	n.Trace(Event{Kind: EvAlive, Peer: host})
 	n.resendSkipped(host)
 	n.hooks.PeerUp(host)
+	n.elect()
 	n.flush()
 }
 
@@ -672,11 +732,18 @@ func (n *Node) Deliver(m *Message) {
 			n.onData(m)
 		case KindRoute:
 			if m.Route != nil {
-				n.onRoute(*m.Route)
+				n.onRoute(*m.Route, m.From)
+			} else if m.Type == RouteQueryType {
+				n.answerRouteQuery(m.From)
 			}
 		case KindResume:
 			n.onResume(m)
 		}
+	}
+	if m.Kind != KindData {
+		// A strategy's message can change the takeover order (a backup
+		// announced), a route the primary.
+		n.elect()
 	}
 	n.flush()
 }
@@ -696,12 +763,18 @@ func (n *Node) generate() {
 	}
 }
 
-func (n *Node) onRoute(r Route) {
-	if r.Frag < 0 || r.Frag >= len(n.routes) {
+func (n *Node) onRoute(r Route, from string) {
+	if !n.validRoute(r, from) {
 		return
 	}
 	old := n.routes[r.Frag]
-	if r.Epoch <= old.Epoch {
+	if !r.supersedes(old, n.topo) {
+		if from == r.Primary && (r.Epoch != old.Epoch || r.Primary != old.Primary) {
+			// The sender announced a route older than ours: tell it (a
+			// primary that missed a takeover learns it was superseded, a
+			// takeover made on an old view is made again on the new one).
+			n.tellRoute(from, r.Frag)
+		}
 		return
 	}
 	n.routes[r.Frag] = r
@@ -710,9 +783,14 @@ func (n *Node) onRoute(r Route) {
 		n.fenced = true
 		n.Trace(Event{Kind: EvFenced, Peer: r.Primary, Epoch: r.Epoch, Note: "superseded by a newer epoch"})
 	}
-	if r.ResetSeq && r.Frag == n.frag-1 {
-		n.in[0] = inPort{}
-		n.times[0].reset()
+	if r.Frag == n.frag-1 && n.IsReceiver() {
+		if r.ResetSeq {
+			// The new upstream numbers from 1: a later first tuple is a gap.
+			n.resetPort(0, n.fencing)
+		}
+		if n.rep[0].pending && r.Primary != old.Primary {
+			n.sendResume(0) // to whoever now holds the data
+		}
 	}
 	if r.Frag == n.DownstreamFrag() && !n.IsSink() {
 		for h := range n.awaiting {
@@ -723,20 +801,20 @@ func (n *Node) onRoute(r Route) {
 		// Only a primary is asked to resume: a secondary or spare that
 		// held output for it would keep holding it after its own takeover.
 		if r.Resume && r.Primary != old.Primary && n.IsPrimary() {
-			if n.awaiting == nil {
-				n.awaiting = map[string][]Tuple{}
-			}
-			n.awaiting[r.Primary] = nil
+			n.holdFor(r.Primary)
 		}
 	}
 	n.hooks.RouteChanged(old, r)
 }
 
+// onResume answers a resume request from the downstream fragment's primary
+// (a takeover, or a gap repair) or from one of its receivers (a gap
+// repair) with a replay of the retained output after the requested seq.
 func (n *Node) onResume(m *Message) {
-	if m.Frag != n.DownstreamFrag() || n.Stale(m) {
+	if m.Frag != n.DownstreamFrag() || n.Stale(m) || !n.IsPrimary() {
 		return
 	}
-	if n.routes[m.Frag].Primary != m.From {
+	if r := n.routes[m.Frag]; r.Primary != m.From && !slices.Contains(r.Receivers, m.From) {
 		return
 	}
 	n.Replay(m.From, m.Seq)
@@ -746,49 +824,78 @@ func (n *Node) onData(m *Message) {
 	if n.Stale(m) {
 		n.stats.Fenced++
 		n.Trace(Event{Kind: EvFenced, Peer: m.From, Epoch: m.Epoch, N: int64(len(m.Tuples)), Note: "dropped data from a stale epoch"})
+		n.staleData(m)
 		return
 	}
 	if !n.IsReceiver() || int(m.Stream) >= n.Inputs() {
 		return
 	}
-	in := &n.in[m.Stream]
-	if m.Type == ReplayEndType && n.catching&(1<<m.Stream) != 0 {
-		n.catchMark[m.Stream] = m.Seq
-		n.marked |= 1 << m.Stream
-		n.checkCaughtUp(m.Stream)
+	p := int(m.Stream)
+	in := &n.in[p]
+	switch m.Type {
+	case ReplayEndType:
+		if n.catching&(1<<m.Stream) != 0 {
+			n.catchMark[m.Stream] = m.Seq
+			n.marked |= 1 << m.Stream
+			n.checkCaughtUp(m.Stream)
+		}
+		n.resumeAnswered(p)
+	case ReplayFromType:
+		switch {
+		case !in.seen:
+			// A fresh position: the replay simply starts after m.Seq.
+			in.last, in.seen = m.Seq, true
+		case m.Seq > in.last:
+			n.skipTo(p, m.Seq, m.From)
+		}
 	}
 	for i := range m.Tuples {
-		t := m.Tuples[i]
+		t := &m.Tuples[i]
 		if t.Seq <= in.last {
 			n.stats.Duplicates++
 			continue
 		}
 		if in.seen && t.Seq > in.last+1 {
-			g := t.Seq - in.last - 1
-			n.stats.InputGaps += int64(g)
-			n.Trace(Event{Kind: EvGap, Peer: m.From, Seq: in.last + 1, N: int64(g)})
-		}
-		in.last, in.seen = t.Seq, true
-		t.Stream = m.Stream
-		if n.recordTimes {
-			n.times[m.Stream].add(t.Seq, t.Time)
-		}
-		if n.inHook != nil {
-			n.inScratch = t
-			if !n.inHook.Input(&n.inScratch) {
+			if n.fencing {
+				n.holdBeyondGap(p, t)
 				continue
 			}
-			t = n.inScratch
+			// Without epochs a receiver cannot tell whose numbering a
+			// gap belongs to (a zombie's or the new primary's): it takes
+			// the gap as it comes, and split brain shows.
+			n.noteGap(p, t.Seq-1, m.From)
 		}
-		if n.follow != nil || len(n.pending) > 0 {
-			n.pending = append(n.pending, t)
-			continue
+		n.accept(m.Stream, *t)
+		if len(n.rep[p].held) > 0 {
+			n.drainHeld(p)
 		}
-		n.process(t)
 	}
 	if len(n.pending) > 0 {
 		n.drainPending()
 	}
+}
+
+// accept takes input tuple t, next in seq order on port, and processes it
+// (or queues it behind the interleaving decisions it must follow).
+func (n *Node) accept(port uint8, t Tuple) {
+	in := &n.in[port]
+	in.last, in.seen = t.Seq, true
+	t.Stream = port
+	if n.recordTimes {
+		n.times[port].add(t.Seq, t.Time)
+	}
+	if n.inHook != nil {
+		n.inScratch = t
+		if !n.inHook.Input(&n.inScratch) {
+			return
+		}
+		t = n.inScratch
+	}
+	if n.follow != nil || len(n.pending) > 0 {
+		n.pending = append(n.pending, t)
+		return
+	}
+	n.process(t)
 }
 
 func (n *Node) drainPending() {
@@ -895,8 +1002,8 @@ func (n *Node) flush() {
 		if len(n.down) > 0 && n.down[h] {
 			continue
 		}
-		if held, ok := n.awaiting[h]; ok && len(held) < MaxTuplesPerMessage {
-			n.awaiting[h] = append(held, b...)
+		if held, ok := n.awaiting[h]; ok {
+			n.keep(held, b) // never past the hold: the replay must come first
 			continue
 		}
 		if n.swapper != nil {
@@ -938,18 +1045,4 @@ func (n *Node) outgoing() []Tuple {
 		}
 	}
 	return n.slabs.take(&n.batch)
-}
-
-// releaseAwaiting sends the live output held for host while its resume
-// request was on its way (the receiver drops by seq what the replay
-// already brought).
-func (n *Node) releaseAwaiting(host string) {
-	held, ok := n.awaiting[host]
-	if !ok {
-		return
-	}
-	delete(n.awaiting, host)
-	if len(held) > 0 && slices.Contains(n.Downstream(), host) && !n.down[host] {
-		n.Send(host, &Message{Kind: KindData, Stream: n.outPort, Tuples: held})
-	}
 }

@@ -31,6 +31,7 @@ const (
 	EvCaughtUp      EventKind = "caught_up"        // a new primary processed everything replayed to it
 	EvTrim          EventKind = "trim"             // Host trimmed its output queue up to Seq (N left)
 	EvGap           EventKind = "input_gap"        // Host saw N missing input seqs from Peer
+	EvRepair        EventKind = "repair"           // Host asked Peer to resend input port N after Seq
 	EvStats         EventKind = "stats"            // end-of-run counters of Host (Stats set)
 	EvNote          EventKind = "note"             // free-form strategy note
 )

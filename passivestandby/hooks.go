@@ -172,9 +172,15 @@ func (h *hooks) Message(m *ha.Message) bool {
 		h.onAck(m)
 		return true
 	case ha.KindResume:
-		// Answered by the replay sent when the route changed.
-		return m.Frag == h.n.DownstreamFrag() && m.From == h.replayedTo && m.Epoch == h.replayedEpoch &&
-			m.From == h.n.Route(m.Frag).Primary
+		// A takeover's first resume is answered by the replay sent when the
+		// route changed; a repeated one (that replay was lost) and a gap
+		// repair are answered by the node.
+		if m.Type == "" && m.Frag == h.n.DownstreamFrag() && m.From == h.replayedTo && m.Epoch == h.replayedEpoch &&
+			m.From == h.n.Route(m.Frag).Primary {
+			h.replayedTo = ""
+			return true
+		}
+		return false
 	case ha.KindStrategy:
 	default:
 		return false
@@ -217,13 +223,9 @@ func (h *hooks) PeerDown(host string) {
 	if !h.isFragHost() {
 		return
 	}
-	if h.n.IsPrimary() {
-		if host == h.backup {
-			h.chooseBackup(fmt.Sprintf("backup %s failed", host))
-		}
-		return
+	if h.n.IsPrimary() && host == h.backup {
+		h.chooseBackup(fmt.Sprintf("backup %s failed", host))
 	}
-	h.maybeTakeOver()
 }
 
 // PeerUp re-announces the backup to a host of the fragment that comes back
@@ -690,29 +692,34 @@ func (h *hooks) alignDecisions() {
 	}
 }
 
-// maybeTakeOver acts when this fragment's primary is declared dead: its
-// backup takes over from its checkpoint; if no backup with a checkpoint
-// survives, the next host in line restarts the fragment with empty state.
-func (h *hooks) maybeTakeOver() {
+// Successors implements ha.Successor: the failed primary's announced
+// backup first (it holds the checkpoint), then the topology's order.
+func (h *hooks) Successors() []string {
+	n := h.n
+	hosts := n.Topology().Frags[n.Frag()].Hosts
+	b := h.backupOf[n.Route(n.Frag()).Primary]
+	if b == "" {
+		return hosts
+	}
+	return append([]string{b}, hosts...)
+}
+
+// TakeOver implements ha.Successor: the backup takes over from its
+// checkpoint of the failed primary; any other host (no backup with a
+// checkpoint survived) restarts the fragment with empty state.
+func (h *hooks) TakeOver() {
 	n := h.n
 	prim := n.Route(n.Frag()).Primary
-	if prim == n.Host() || !n.Down(prim) {
-		return
-	}
 	b, announced := h.backupOf[prim]
 	switch {
+	case b == n.Host() && h.held != nil && h.held.from == prim:
+		h.restoreAndTakeOver(prim)
 	case b == n.Host():
-		if c := h.held; c != nil && c.from == prim {
-			h.restoreAndTakeOver(prim)
-			return
-		}
 		h.emptyTakeOver(fmt.Sprintf("backup of %s without a complete checkpoint from it", prim))
-	case (!announced || b == "" || n.Down(b)) && n.NextInLine() == n.Host():
-		why := fmt.Sprintf("no backup of %s survived", prim)
-		if announced && b != "" {
-			why = fmt.Sprintf("backup %s of %s failed too", b, prim)
-		}
-		h.emptyTakeOver(why)
+	case announced && b != "":
+		h.emptyTakeOver(fmt.Sprintf("backup %s of %s failed too", b, prim))
+	default:
+		h.emptyTakeOver(fmt.Sprintf("no backup of %s survived", prim))
 	}
 }
 

@@ -46,13 +46,13 @@ type amnesiaHooks struct {
 	n *ha.Node
 }
 
-// PeerDown takes over when the failed host is this fragment's primary and
-// this host is next in line.
-func (h *amnesiaHooks) PeerDown(host string) {
+// Successors implements ha.Successor: the topology's order (nil).
+func (h *amnesiaHooks) Successors() []string { return nil }
+
+// TakeOver implements ha.Successor: this host restarts the fragment with
+// empty state and processes only new input.
+func (h *amnesiaHooks) TakeOver() {
 	n := h.n
-	if n.Frag() < 0 || n.IsSink() || n.Route(n.Frag()).Primary != host || n.NextInLine() != n.Host() {
-		return
-	}
 	if err := n.Restart(); err != nil {
 		// The operators could not be rebuilt: taking over with the old
 		// ones would be silent corruption, so stay down and say why.

@@ -520,8 +520,8 @@ func (h *hooks) enforceAge(slack bool) {
 // onResume runs on the upstream when a new primary asks for the replay:
 // it first tells it the floor of the queue about to be replayed.
 func (h *hooks) onResume(m *ha.Message) {
-	if !h.fromDownstream(m) {
-		return
+	if !h.fromDownstream(m) || m.Type == ha.ResumeRepairType {
+		return // a gap repair restarts nothing: no floor to apply
 	}
 	h.n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: msgReplayFloor, Stream: h.outPort, Body: encodeFloors(h.logFloor)})
 }
@@ -627,15 +627,15 @@ func (h *hooks) RouteChanged(old, nw ha.Route) {
 	}
 }
 
-// PeerDown starts the failed fragment on this host when it is next in line:
-// empty state, fresh numbering, and a replay of the upstream queues.
-func (h *hooks) PeerDown(host string) {
+// Successors implements ha.Successor: the topology's order (nil).
+func (h *hooks) Successors() []string { return nil }
+
+// TakeOver implements ha.Successor: this host starts the failed fragment
+// with empty state and fresh numbering, and the upstream queues replay.
+func (h *hooks) TakeOver() {
 	n := h.n
-	if n.Frag() < 0 || n.IsSink() || n.Route(n.Frag()).Primary != host || n.NextInLine() != n.Host() {
-		return
-	}
 	if err := n.Restart(); err != nil {
-		n.Trace(ha.Event{Kind: ha.EvNote, Peer: host, Note: "upstream-backup: cannot take over: " + err.Error()})
+		n.Trace(ha.Event{Kind: ha.EvNote, Peer: n.Route(n.Frag()).Primary, Note: "upstream-backup: cannot take over: " + err.Error()})
 		return
 	}
 	h.resetUp()

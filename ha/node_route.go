@@ -1,0 +1,104 @@
+package ha
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Epoch bounds. A route may raise a fragment's epoch by at most
+// maxEpochStep over what its receiver knows (a host misses a few route
+// changes at most, never thousands), and no epoch reaches maxEpoch, so
+// that epochs never wrap however a damaged or forged route is numbered.
+const (
+	maxEpochStep = 1 << 10
+	maxEpoch     = 1 << 62
+)
+
+// supersedes reports whether route r replaces old, the route its receiver
+// knows for the same fragment: a higher epoch, or the same epoch taken by
+// a host later in the fragment's takeover order. Two hosts that took over
+// from one view at once (each believing the other dead) thus end with one
+// primary everywhere: the later one, which fences the other.
+func (r Route) supersedes(old Route, topo *Topology) bool {
+	if r.Epoch != old.Epoch {
+		return r.Epoch > old.Epoch
+	}
+	if r.Primary == old.Primary || r.Frag < 0 || r.Frag >= len(topo.Frags) {
+		return false
+	}
+	hosts := topo.Frags[r.Frag].Hosts
+	return slices.Index(hosts, r.Primary) > slices.Index(hosts, old.Primary)
+}
+
+// validRoute reports whether a route received from host from may be
+// believed: it names a protected fragment, its primary and receivers are
+// hosts of that fragment, the sender is a host of the topology, and its
+// epoch lies within maxEpochStep of what this node knows.
+func (n *Node) validRoute(r Route, from string) bool {
+	why := ""
+	switch {
+	case r.Frag < 0 || r.Frag >= len(n.topo.Frags):
+		why = fmt.Sprintf("no fragment %d", r.Frag)
+	case !slices.Contains(n.topo.Frags[r.Frag].Hosts, r.Primary):
+		why = fmt.Sprintf("primary %q is no host of fragment %s", r.Primary, n.topo.Frags[r.Frag].Name)
+	case slices.ContainsFunc(r.Receivers, func(h string) bool { return !slices.Contains(n.topo.Frags[r.Frag].Hosts, h) }):
+		why = fmt.Sprintf("a receiver is no host of fragment %s", n.topo.Frags[r.Frag].Name)
+	case r.Epoch >= maxEpoch || r.Epoch > n.routes[r.Frag].Epoch+maxEpochStep:
+		why = fmt.Sprintf("epoch %d jumps too far past %d", r.Epoch, n.routes[r.Frag].Epoch)
+	default:
+		if _, ok := n.topo.FragOf(from); ok {
+			return true
+		}
+		why = fmt.Sprintf("sender %q is no host of the topology", from)
+	}
+	n.Trace(Event{Kind: EvNote, Peer: from, Frag: r.Frag, Epoch: r.Epoch, Note: "route ignored: " + why})
+	return false
+}
+
+// tellRoute sends this node's route for fragment frag to host, once per
+// host and epoch.
+func (n *Node) tellRoute(host string, frag int) {
+	r := n.routes[frag]
+	if n.toldStale == nil {
+		n.toldStale = map[string]uint64{}
+	}
+	if e, ok := n.toldStale[host]; ok && e == r.Epoch {
+		return
+	}
+	n.toldStale[host] = r.Epoch
+	n.Send(host, &Message{Kind: KindRoute, Route: &r})
+}
+
+// answerRouteQuery sends this node's route for its own fragment to a host
+// that asked for it (RouteQueryType).
+func (n *Node) answerRouteQuery(host string) {
+	if n.frag < 0 || n.IsSink() || !n.IsPrimary() {
+		return
+	}
+	r := n.routes[n.frag]
+	n.Send(host, &Message{Kind: KindRoute, Route: &r})
+}
+
+// staleData reacts to data dropped as stale. Data from a newer epoch than
+// this node knows means it missed a route: it asks the sender, once per
+// epoch. Data from an older epoch, or from a host that is not the primary
+// at this epoch, comes from a host that missed the route that superseded
+// it: it is told.
+func (n *Node) staleData(m *Message) {
+	if m.Frag < 0 || m.Frag >= len(n.topo.Frags) {
+		return
+	}
+	r := n.routes[m.Frag]
+	switch {
+	case m.Epoch > r.Epoch:
+		if n.routeAsked == nil {
+			n.routeAsked = map[int]uint64{}
+		}
+		if e, ok := n.routeAsked[m.Frag]; !ok || e < m.Epoch {
+			n.routeAsked[m.Frag] = m.Epoch
+			n.Send(m.From, &Message{Kind: KindRoute, Type: RouteQueryType})
+		}
+	default:
+		n.tellRoute(m.From, m.Frag)
+	}
+}
