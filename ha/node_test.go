@@ -30,7 +30,15 @@ func (e *fakeEnv) Send(to string, m *ha.Message)      { e.sent = append(e.sent, 
 func (e *fakeEnv) SetTimer(_ time.Duration, n string) { e.timers = append(e.timers, n) }
 func (e *fakeEnv) Work(int, int)                      {}
 func (e *fakeEnv) Rand() *rand.Rand                   { return rand.New(rand.NewPCG(1, 2)) }
-func (e *fakeEnv) Trace(ev ha.Event)                  { e.trace = append(e.trace, ev) }
+
+// Trace keeps a copy of a lent delivery's tuple, as the Env contract asks.
+func (e *fakeEnv) Trace(ev ha.Event) {
+	if ev.Tuple != nil {
+		t := *ev.Tuple
+		ev.Tuple = &t
+	}
+	e.trace = append(e.trace, ev)
+}
 
 // dataTo returns the seqs of data tuples sent to host, in order.
 func (e *fakeEnv) dataTo(host string) []uint64 {

@@ -19,9 +19,11 @@
 // convergent > rollback (any subtype, no input lost) > gap: a strategy
 // claiming convergent passes with a precise, repeating or convergent
 // recovery. The invariants are: the run returns without panicking, a second
-// run with the same seed gives an identical trace, the run never reports
-// more lost inputs than the sources emitted, and the strategy's work stays
-// bounded (at most MaxEventFactor times the events of the no-HA run).
+// run with the same seed gives an identical trace, output resumes after the
+// faults (the last output comes at most resumeSlack before the failure-free
+// run's), the run never reports more lost inputs than the sources emitted,
+// and the strategy's work stays bounded (at most MaxEventFactor times the
+// events of the no-HA run).
 package conformance
 
 import (
@@ -32,6 +34,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -62,6 +65,9 @@ const MaxEventFactor = 25
 // checks only the invariants.
 type Claims struct {
 	Repeatable, Convergent, Deterministic, Arbitrary string
+	// StateLost is the claim for the schedules that fail every host holding
+	// a fragment's state (Fault.StateLost); "" checks the invariants only.
+	StateLost string
 	// Params are the strategy parameters used for every case (as in YAML).
 	Params map[string]any
 	// Known lists documented findings: case name ("arbitrary/crash-first")
@@ -83,6 +89,11 @@ type Fault struct {
 	Name string
 	// YAML is the faults section of the experiment.
 	YAML string
+	// StateLost says every host that holds the failed fragment's state
+	// (its primary and the one replica a standby keeps) fails: no strategy
+	// that keeps one replica can rebuild the state, so the case is judged
+	// by Claims.StateLost instead of the query class's claim.
+	StateLost bool
 }
 
 // Queries are the queries of the matrix: source → A → B → C → sink, with
@@ -117,10 +128,20 @@ nodes:
 // Faults are the fault schedules of the matrix (the detector declares a
 // silent host dead after 200 ms).
 var Faults = []Fault{
-	{"crash-middle", "faults: [{at: 2.4s, crash: B}]\n"},
-	{"crash-first", "faults: [{at: 2.4s, crash: A}]\n"},
-	{"two-crashes", "faults: [{at: 1.6s, crash: B}, {at: 3.2s, crash: B.1}]\n"},
-	{"pause-past-timeout", "faults: [{at: 2.4s, pause: B, for: 800ms}]\n"},
+	{Name: "crash-middle", YAML: "faults: [{at: 2.4s, crash: B}]\n"},
+	{Name: "crash-first", YAML: "faults: [{at: 2.4s, crash: A}]\n"},
+	{Name: "two-crashes", YAML: "faults: [{at: 1.6s, crash: B}, {at: 3.2s, crash: B.1}]\n"},
+	{Name: "pause-past-timeout", YAML: "faults: [{at: 2.4s, pause: B, for: 800ms}]\n"},
+	// Two adjacent fragments within a link latency: the new primaries must
+	// find each other whatever order they learn the routes in.
+	{Name: "crash-adjacent", YAML: "faults: [{at: 2.4s, crash: B}, {at: 2.401s, crash: C}]\n"},
+	// A primary and its next-in-line host together: the election moves on
+	// to the next live host when it learns the candidate failed too.
+	{Name: "crash-primary-and-next", YAML: "faults: [{at: 2.4s, crash: B}, {at: 2.4s, crash: B.1}]\n", StateLost: true},
+	// A partition and a loss burst shorter than the detection: the data is
+	// still retained upstream, so gap repair loses nothing.
+	{Name: "partition-short", YAML: "faults: [{at: 2.4s, for: 120ms, partition: [[B], [A, C, src, sink, A.1, A.2, B.1, B.2, C.1, C.2]]}]\n"},
+	{Name: "loss-burst", YAML: "faults: [{at: 2.4s, for: 500ms, loss: {from: A, to: B, p: 0.1}}, {at: 2.4s, for: 500ms, loss: {from: B, to: C, p: 0.1}}]\n"},
 }
 
 const common = `seed: 11
@@ -231,7 +252,7 @@ func (c Claims) claimFor(cl ha.Class) string {
 }
 
 func (c Claims) validate() error {
-	for _, v := range []string{c.Repeatable, c.Convergent, c.Deterministic, c.Arbitrary} {
+	for _, v := range []string{c.Repeatable, c.Convergent, c.Deterministic, c.Arbitrary, c.StateLost} {
 		if v != "" && !slices.Contains(levels, v) {
 			return fmt.Errorf("%w %q (want one of %s)", ErrClaim, v, strings.Join(levels, ", "))
 		}
@@ -383,6 +404,9 @@ func simulate(info strategies.Info, params strategies.Params, e *sim.Experiment)
 func runCase(info strategies.Info, params strategies.Params, claims Claims, q Query, f Fault, ref *refRun) Case {
 	c := Case{Name: q.Class.String() + "/" + f.Name, Query: q.Class.String(), Fault: f.Name,
 		Claim: claims.claimFor(q.Class), Emitted: ref.emitted, Known: claims.Known[q.Class.String()+"/"+f.Name]}
+	if f.StateLost {
+		c.Claim = claims.StateLost
+	}
 	fail := func(format string, a ...any) { c.Problems = append(c.Problems, fmt.Sprintf(format, a...)) }
 	e, err := experiment(q, f.YAML, info.Name, claims.Params)
 	if err != nil {
@@ -404,6 +428,9 @@ func runCase(info strategies.Info, params strategies.Params, claims Claims, q Qu
 		fail("claimed %s but got %s (missing %d, duplicates %d, wrong %d, lost inputs %d)%s",
 			c.Claim, c.Label(), c.Recovery.Missing, c.Recovery.Duplicates, c.Recovery.Wrong, c.Recovery.LostInputs, why)
 	}
+	if last, want := lastDelivery(first.Trace), lastDelivery(ref.trace)-resumeSlack; last < want {
+		fail("output never resumed: the last output came at %s, the failure-free run's at %s", last, want+resumeSlack)
+	}
 	if c.Recovery.LostInputs > ref.emitted {
 		fail("reports %d lost inputs but the sources emitted only %d", c.Recovery.LostInputs, ref.emitted)
 	}
@@ -419,6 +446,20 @@ func runCase(info strategies.Info, params strategies.Params, claims Claims, q Qu
 	}
 	c.Passed = len(c.Problems) == 0
 	return c
+}
+
+// resumeSlack is how much earlier than in the failure-free run a faulty
+// run's last output may come: whatever a strategy loses, output resumes
+// after the last fault and flows to the end (the invariant "output resumes").
+const resumeSlack = 500 * time.Millisecond
+
+// lastDelivery is the time of the sink's last delivery in tr (0 without any).
+func lastDelivery(tr *ha.Trace) time.Duration {
+	var last time.Duration
+	for _, d := range tr.Deliveries().All() {
+		last = max(last, d.T)
+	}
+	return last
 }
 
 func firstDiff(a, b []ha.Event) string {

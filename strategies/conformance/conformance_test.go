@@ -18,7 +18,8 @@ var builtinClaims = []struct {
 	claims conformance.Claims
 }{
 	{"amnesia", conformance.Claims{
-		Repeatable: conformance.Gap, Convergent: conformance.Gap, Deterministic: conformance.Gap, Arbitrary: conformance.Gap}},
+		Repeatable: conformance.Gap, Convergent: conformance.Gap, Deterministic: conformance.Gap, Arbitrary: conformance.Gap,
+		StateLost: conformance.Gap}},
 	{"passive-standby", conformance.Claims{
 		Repeatable: conformance.Precise, Convergent: conformance.Precise, Deterministic: conformance.Precise,
 		Arbitrary: conformance.Rollback, Params: map[string]any{"log_nondeterminism": true}}},

@@ -1,0 +1,157 @@
+package ha_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/strategies"
+)
+
+// chainTopology is src → A → B (hosts B, B.1, B.2) → sink.
+func chainTopology() *ha.Topology {
+	noOps := func() ([]ha.Operator, error) { return nil, nil }
+	return &ha.Topology{
+		Sources: []string{"src"}, Sink: "sink",
+		Frags: []ha.Fragment{
+			{Name: "A", Hosts: []string{"A"}, Inputs: 1, NewOps: noOps},
+			{Name: "B", Hosts: []string{"B", "B.1", "B.2"}, Inputs: 1, NewOps: noOps},
+		},
+	}
+}
+
+func newChainNode(t *testing.T, host string, env *fakeEnv) *ha.Node {
+	t.Helper()
+	n, err := ha.NewNode(ha.NodeConfig{Host: host, Topology: chainTopology(), Env: env, Strategy: strategies.Amnesia{}})
+	require.NoError(t, err)
+	n.Start()
+	return n
+}
+
+func (e *fakeEnv) kinds(kind ha.EventKind) []ha.Event {
+	var out []ha.Event
+	for _, ev := range e.trace {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// TestElectionMovesPastAFailedCandidate: the next host in line waits for
+// the one before it, and takes over once that one is declared dead too —
+// in either order of detection.
+func TestElectionMovesPastAFailedCandidate(t *testing.T) {
+	for _, order := range [][]string{{"B", "B.1"}, {"B.1", "B"}} {
+		env := &fakeEnv{}
+		n := newChainNode(t, "B.2", env)
+		n.PeerDown(order[0])
+		assert.Empty(t, env.kinds(ha.EvTakeover), "%v: B.1 comes first while it is not declared dead", order)
+		n.PeerDown(order[1])
+		require.Len(t, env.kinds(ha.EvTakeover), 1, "%v", order)
+		assert.True(t, n.IsPrimary())
+		assert.Equal(t, uint64(1), n.Epoch())
+	}
+}
+
+// TestEqualEpochsEndWithOnePrimary: two hosts that took over from one view
+// at the same epoch end with the later one in takeover order as primary
+// everywhere, and the earlier one fenced.
+func TestEqualEpochsEndWithOnePrimary(t *testing.T) {
+	envA := &fakeEnv{}
+	a := newChainNode(t, "A", envA)
+	r1 := ha.Route{Frag: 1, Epoch: 1, Primary: "B.1", Receivers: []string{"B.1"}}
+	r2 := ha.Route{Frag: 1, Epoch: 1, Primary: "B.2", Receivers: []string{"B.2"}}
+	a.Deliver(&ha.Message{Kind: ha.KindRoute, From: "B.2", Frag: 1, Epoch: 1, Route: &r2})
+	a.Deliver(&ha.Message{Kind: ha.KindRoute, From: "B.1", Frag: 1, Epoch: 1, Route: &r1})
+	assert.Equal(t, "B.2", a.Route(1).Primary, "the later host wins whatever the arrival order")
+	var told bool
+	for _, s := range envA.sent {
+		if s.to == "B.1" && s.m.Kind == ha.KindRoute && s.m.Route != nil && s.m.Route.Primary == "B.2" {
+			told = true
+		}
+	}
+	assert.True(t, told, "the host that announced the losing route is told the winning one")
+
+	envB := &fakeEnv{}
+	b1 := newChainNode(t, "B.1", envB)
+	b1.PeerDown("B")
+	require.True(t, b1.IsPrimary())
+	b1.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A", Frag: 0, Route: &r2})
+	assert.True(t, b1.Fenced(), "B.1 learns B.2 superseded it at the same epoch")
+}
+
+// TestRoutesAreChecked: a route naming a host outside the fragment, or an
+// epoch far past the receiver's, changes nothing.
+func TestRoutesAreChecked(t *testing.T) {
+	for _, r := range []ha.Route{
+		{Frag: 1, Epoch: 1, Primary: "evil", Receivers: []string{"evil"}},
+		{Frag: 1, Epoch: 1, Primary: "B.1", Receivers: []string{"A"}},
+		{Frag: 1, Epoch: 1 << 63, Primary: "B.1", Receivers: []string{"B.1"}},
+		{Frag: 1, Epoch: 5000, Primary: "B.1", Receivers: []string{"B.1"}},
+		{Frag: 7, Epoch: 1, Primary: "B.1"},
+	} {
+		env := &fakeEnv{}
+		a := newChainNode(t, "A", env)
+		a.Deliver(&ha.Message{Kind: ha.KindRoute, From: "sink", Frag: 2, Route: &r})
+		assert.Equal(t, "B", a.Route(1).Primary, "%+v", r)
+		assert.Zero(t, a.Route(1).Epoch, "%+v", r)
+	}
+}
+
+// TestGapIsRepairedFromTheSender: a receiver holds the tuples beyond a
+// gap, asks for a resend from the gap, and takes the resent tuples and
+// then the held ones in order; a sender that cannot fill the hole says so
+// and the gap is taken.
+func TestGapIsRepairedFromTheSender(t *testing.T) {
+	data := func(seqs ...uint64) *ha.Message {
+		m := &ha.Message{Kind: ha.KindData, From: "A", Frag: 0}
+		for _, s := range seqs {
+			m.Tuples = append(m.Tuples, ha.Tuple{Seq: s})
+		}
+		return m
+	}
+	delivered := func(env *fakeEnv) []uint64 {
+		var out []uint64
+		for _, ev := range env.kinds(ha.EvDeliver) {
+			out = append(out, ev.Tuple.Seq)
+		}
+		return out
+	}
+	t.Run("filled", func(t *testing.T) {
+		env := &fakeEnv{}
+		s := newChainNode(t, "sink", env)
+		s.Deliver(data(1, 2))
+		s.Deliver(data(5, 6))
+		require.Len(t, env.kinds(ha.EvRepair), 1)
+		var resume *ha.Message
+		for i := range env.sent {
+			if env.sent[i].m.Kind == ha.KindResume {
+				resume = &env.sent[i].m
+			}
+		}
+		require.NotNil(t, resume, "a resend is asked for")
+		assert.Equal(t, uint64(2), resume.Seq)
+		assert.Equal(t, ha.ResumeRepairType, resume.Type)
+		s.Deliver(data(3, 4, 5, 6))
+		s.Deliver(&ha.Message{Kind: ha.KindData, From: "A", Type: ha.ReplayEndType, Seq: 6})
+		s.Deliver(data(7))
+		assert.Equal(t, []uint64{1, 2, 3, 4, 5, 6, 7}, delivered(env))
+		assert.Empty(t, env.kinds(ha.EvGap), "nothing was lost")
+	})
+	t.Run("cannot be filled", func(t *testing.T) {
+		env := &fakeEnv{}
+		s := newChainNode(t, "sink", env)
+		s.Deliver(data(1, 2))
+		s.Deliver(data(5, 6))
+		s.Deliver(&ha.Message{Kind: ha.KindData, From: "A", Type: ha.ReplayFromType, Seq: 6})
+		s.Deliver(data(7))
+		assert.Equal(t, []uint64{1, 2, 5, 6, 7}, delivered(env))
+		gaps := env.kinds(ha.EvGap)
+		require.Len(t, gaps, 1)
+		assert.Equal(t, uint64(3), gaps[0].Seq)
+		assert.Equal(t, int64(2), gaps[0].N)
+	})
+}
