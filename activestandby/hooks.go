@@ -488,7 +488,8 @@ func (h *hooks) PeerDown(host string) {
 // Successors implements ha.Successor: the secondaries in the route first
 // (they hold the state), then the hosts that never served, then those
 // that did (a resumed old primary, fenced: it restarts with empty state
-// rather than come back with its stale state).
+// rather than come back with its stale state), each in ring order after
+// the primary.
 func (h *hooks) Successors() []string {
 	n := h.n
 	r := n.Route(n.Frag())
@@ -498,7 +499,7 @@ func (h *hooks) Successors() []string {
 			order = append(order, x)
 		}
 	}
-	hosts := n.Topology().Frags[n.Frag()].Hosts
+	hosts := n.Ring()
 	for _, x := range hosts {
 		if !h.retired[x] && !slices.Contains(order, x) {
 			order = append(order, x)

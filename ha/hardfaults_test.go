@@ -84,7 +84,7 @@ spares: 2
 network: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}
 faults: [{at: 4.4s, for: 120ms, partition: [[B], [A, C, src, sink, B.1, B.2]]}]
 `,
-		state: true,
+		state:   true,
 		trigger: func(t *testing.T, tr *ha.Trace) { requireEvent(t, tr, ha.EvRepair, "B") },
 	},
 	{
@@ -97,7 +97,7 @@ spares: 2
 network: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}
 faults: [{at: 4.4s, for: 1s, loss: {from: A, to: B, p: 0.05}}, {at: 4.4s, for: 1s, loss: {from: B, to: C, p: 0.05}}]
 `,
-		state: true,
+		state:   true,
 		trigger: func(t *testing.T, tr *ha.Trace) { requireEvent(t, tr, ha.EvRepair, "B") },
 	},
 }

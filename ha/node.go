@@ -33,6 +33,10 @@ type NodeConfig struct {
 	// request before it asks again (doubling each time); 0 means
 	// DefaultResumeRetry.
 	ResumeRetry time.Duration
+	// ElectionSettle is how long a node elected to take over waits for an
+	// answer to its probe before the failure detector's view decides
+	// (node_elect.go); 0 means DefaultElectionSettle.
+	ElectionSettle time.Duration
 }
 
 type inPort struct {
@@ -121,6 +125,15 @@ type Node struct {
 	// the last replay this node sent: to whom, and up to which seq
 	lastReplayTo   string
 	lastReplayUpTo uint64
+	// tail markers (node_repair.go): armed, and the output seq when armed
+	tailArmed bool
+	tailAt    uint64
+	// election (node_elect.go): a probe's start, and whether a message
+	// from outside the fragment arrived since
+	settle  time.Duration
+	probeAt time.Duration
+	probing bool
+	heard   bool
 	// rate limits of route queries and stale-route replies
 	routeAsked map[int]uint64    // fragment -> epoch last asked for
 	toldStale  map[string]uint64 // host -> epoch last told
@@ -141,6 +154,10 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	}
 	if n.resumeRetry <= 0 {
 		n.resumeRetry = DefaultResumeRetry
+	}
+	n.settle = cfg.ElectionSettle
+	if n.settle <= 0 {
+		n.settle = DefaultElectionSettle
 	}
 	n.routes = make([]Route, len(cfg.Topology.Frags)+1)
 	for i, f := range cfg.Topology.Frags {
@@ -686,6 +703,10 @@ func (n *Node) Fire(name string) {
 		n.generate()
 	} else if name == resumeTimer {
 		n.retryResumes()
+	} else if name == tailTimer {
+		n.sendTail()
+	} else if name == electTimer {
+		n.elect()
 	} else if !n.fenced {
 		n.hooks.Timer(name)
 	}
@@ -721,6 +742,9 @@ func (n *Node) PeerUp(host string) {
 // Deliver handles one incoming message. Neither the node nor its hooks
 // keep m or its Tuples after it returns: the Env may recycle them.
 func (n *Node) Deliver(m *Message) {
+	if n.probing && m.Frag != n.frag {
+		n.heard = true
+	}
 	if m.Kind == KindResume {
 		// Whoever answers the resume (the runtime or a hook), the live
 		// output held back meanwhile follows the answer.
@@ -734,7 +758,7 @@ func (n *Node) Deliver(m *Message) {
 			if m.Route != nil {
 				n.onRoute(*m.Route, m.From)
 			} else if m.Type == RouteQueryType {
-				n.answerRouteQuery(m.From)
+				n.answerRouteQuery(m)
 			}
 		case KindResume:
 			n.onResume(m)
@@ -840,6 +864,12 @@ func (n *Node) onData(m *Message) {
 			n.checkCaughtUp(m.Stream)
 		}
 		n.resumeAnswered(p)
+	case TailType:
+		if in.seen && m.Seq > in.last && !n.rep[p].pending {
+			n.Trace(Event{Kind: EvRepair, Peer: m.From, Seq: in.last, N: int64(p),
+				Note: "the upstream sent more than arrived: asking it to resend"})
+			n.requestResume(p, true)
+		}
 	case ReplayFromType:
 		switch {
 		case !in.seen:
@@ -1032,6 +1062,7 @@ func (n *Node) flush() {
 		m.Tuples = nil
 	}
 	n.batch = n.batch[:0]
+	n.armTail()
 }
 
 // outgoing returns the batched output for sending through an Env that is

@@ -1,5 +1,10 @@
 package ha
 
+import (
+	"slices"
+	"time"
+)
+
 // Successor is an optional capability of Hooks: the strategy's part in
 // the one election every node runs. Whenever a node learns something that
 // may change who should serve its fragment — a host declared dead or seen
@@ -8,14 +13,14 @@ package ha
 // dead takes over, and if that is this node, the node calls TakeOver. A
 // candidate that fails before it takes over is skipped as soon as it is
 // declared dead, so a fragment with a live host always ends with a
-// primary (docs/reliability.md). Two hosts that both believe themselves
-// elected (different views) are resolved by epochs and fencing.
+// primary (docs/reliability.md), as long as that host sees a live host on
+// each side of the fragment (connected). Two hosts that both believe
+// themselves elected (different views) are resolved by epochs and fencing.
 type Successor interface {
 	// Successors lists the hosts of the node's fragment in the order in
 	// which they take over from a failed primary, as this node sees it
 	// (the host with the state first). The election skips the failed
-	// primary and every host declared dead. nil means the topology's
-	// order.
+	// primary and every host declared dead. nil means Node.Ring.
 	Successors() []string
 	// TakeOver makes this node the fragment's primary: it restores or
 	// rebuilds state as the strategy requires and calls Node.TakeOver.
@@ -32,9 +37,66 @@ func (n *Node) elect() {
 	if r.Primary == n.host || !n.down[r.Primary] {
 		return
 	}
-	if n.elected(s) == n.host {
-		s.TakeOver()
+	if n.elected(s) != n.host || !n.connected() {
+		n.probing, n.heard = false, false
+		return
 	}
+	if !n.heard {
+		now := n.env.Now()
+		if !n.probing {
+			n.probe()
+			return
+		}
+		if now-n.probeAt < n.settle {
+			return
+		}
+		// No answer within the settle time, yet the detector still sees
+		// both sides alive: the probes were lost, the view decides.
+	}
+	n.probing, n.heard = false, false
+	s.TakeOver()
+}
+
+// probe asks the primaries on both sides of the fragment for their route
+// before this node takes over: any message from outside its fragment
+// that arrives afterwards shows it is not the one cut off (see connected)
+// and lets it take over at once; without one it waits ElectionSettle, by
+// when a node cut off from everybody has declared every other host dead.
+func (n *Node) probe() {
+	n.probing, n.heard, n.probeAt = true, false, n.env.Now()
+	for _, h := range []string{n.Upstream(0), n.routes[n.DownstreamFrag()].Primary} {
+		if h != "" && !n.down[h] {
+			n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType})
+		}
+	}
+	n.env.SetTimer(n.settle, electTimer)
+}
+
+// electTimer re-runs the election once the settle time of a probe is over.
+const electTimer = "ha.elect"
+
+// DefaultElectionSettle is how long a node elected to take over waits for
+// an answer to its probe before the failure detector's view decides: a
+// node cut off from everybody declares every other host dead within
+// about one heartbeat.
+const DefaultElectionSettle = 100 * time.Millisecond
+
+// connected reports whether the node sees a live host upstream and one
+// downstream of its fragment. A node that sees neither side is cut off
+// itself, most likely — a partition isolating it makes it declare every
+// other host dead — and a takeover would only fence a primary that still
+// serves, to serve nobody; it takes over once it sees both sides again.
+func (n *Node) connected() bool {
+	up := n.topo.Sources
+	if n.frag > 0 {
+		up = n.topo.Frags[n.frag-1].Hosts
+	}
+	down := []string{n.topo.Sink}
+	if n.frag+1 < len(n.topo.Frags) {
+		down = n.topo.Frags[n.frag+1].Hosts
+	}
+	alive := func(h string) bool { return !n.down[h] }
+	return slices.ContainsFunc(up, alive) && slices.ContainsFunc(down, alive)
 }
 
 // Elected returns the host that should take over the node's fragment
@@ -48,10 +110,25 @@ func (n *Node) Elected() string {
 	return n.elected(s)
 }
 
+// Ring lists the hosts of the node's fragment in topology order, starting
+// with the one after the current primary and ending with the primary: the
+// default takeover order. Starting after the primary, not at the first
+// host, keeps a superseded primary that still believes its successor dead
+// (a partition between the two alone) from taking the fragment back: it
+// waits for the hosts after its successor, which see the successor alive.
+func (n *Node) Ring() []string {
+	if n.frag < 0 || n.IsSink() {
+		return nil
+	}
+	hosts := n.topo.Frags[n.frag].Hosts
+	i := slices.Index(hosts, n.routes[n.frag].Primary) + 1 // 0 when not found
+	return append(slices.Clone(hosts[i:]), hosts[:i]...)
+}
+
 func (n *Node) elected(s Successor) string {
 	order := s.Successors()
 	if order == nil {
-		order = n.topo.Frags[n.frag].Hosts
+		order = n.Ring()
 	}
 	prim := n.routes[n.frag].Primary
 	for _, h := range order {

@@ -2,6 +2,7 @@ package ha_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,10 +51,41 @@ func TestElectionMovesPastAFailedCandidate(t *testing.T) {
 		n.PeerDown(order[0])
 		assert.Empty(t, env.kinds(ha.EvTakeover), "%v: B.1 comes first while it is not declared dead", order)
 		n.PeerDown(order[1])
-		require.Len(t, env.kinds(ha.EvTakeover), 1, "%v", order)
+		assert.Empty(t, env.kinds(ha.EvTakeover), "%v: first a probe of both sides", order)
+		require.True(t, probed(env, "A"), "%v: the upstream is asked for its route", order)
+		n.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A", Frag: 0, Route: &ha.Route{Frag: 0, Primary: "A", Receivers: []string{"A"}}})
+		require.Len(t, env.kinds(ha.EvTakeover), 1, "%v: the answer shows B.2 is not cut off", order)
 		assert.True(t, n.IsPrimary())
 		assert.Equal(t, uint64(1), n.Epoch())
 	}
+}
+
+// probed reports whether the node asked host for its route.
+func probed(env *fakeEnv, host string) bool {
+	for _, s := range env.sent {
+		if s.to == host && s.m.Kind == ha.KindRoute && s.m.Type == ha.RouteQueryType {
+			return true
+		}
+	}
+	return false
+}
+
+// TestACutOffHostDoesNotTakeOver: a host that declared its primary dead
+// but gets no answer to its probe and then declares both sides of its
+// fragment dead too (a partition cut it off) does not take over; once it
+// sees the other hosts again it has nothing to do.
+func TestACutOffHostDoesNotTakeOver(t *testing.T) {
+	env := &fakeEnv{}
+	n := newChainNode(t, "B.1", env)
+	n.PeerDown("B")
+	require.True(t, probed(env, "A"))
+	for _, h := range []string{"A", "B.2", "sink", "src"} {
+		n.PeerDown(h)
+	}
+	env.now = time.Second
+	n.Fire("ha.elect")
+	assert.Empty(t, env.kinds(ha.EvTakeover), "cut off: nobody to serve")
+	assert.False(t, n.IsPrimary())
 }
 
 // TestEqualEpochsEndWithOnePrimary: two hosts that took over from one view
@@ -78,6 +110,7 @@ func TestEqualEpochsEndWithOnePrimary(t *testing.T) {
 	envB := &fakeEnv{}
 	b1 := newChainNode(t, "B.1", envB)
 	b1.PeerDown("B")
+	b1.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A", Frag: 0, Route: &ha.Route{Frag: 0, Primary: "A", Receivers: []string{"A"}}})
 	require.True(t, b1.IsPrimary())
 	b1.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A", Frag: 0, Route: &r2})
 	assert.True(t, b1.Fenced(), "B.1 learns B.2 superseded it at the same epoch")

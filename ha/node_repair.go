@@ -44,6 +44,47 @@ const maxHeldInput = MaxTuplesPerMessage
 // sender can no longer provide (it retains nothing older, or nothing at all).
 const ReplayFromType = "replay-from"
 
+// TailType marks the empty data message a primary sends its downstream
+// receivers once its output has been idle for tailIdle: its Seq is the
+// last output seq, so a receiver that lost the last tuples before a pause
+// in the stream (nothing follows them to show the gap) asks for them.
+const TailType = "tail"
+
+// tailTimer is the node's own timer that sends tail markers; tailIdle is
+// how long output must have been idle before it does.
+const (
+	tailTimer = "ha.tail"
+	tailIdle  = 100 * time.Millisecond
+)
+
+// armTail arms the tail timer after output was sent.
+func (n *Node) armTail() {
+	if n.tailArmed {
+		return
+	}
+	n.tailArmed, n.tailAt = true, n.outNext
+	n.env.SetTimer(tailIdle, tailTimer)
+}
+
+// sendTail sends a tail marker to the downstream receivers once output
+// stayed idle for a whole tailIdle, or waits another period.
+func (n *Node) sendTail() {
+	n.tailArmed = false
+	if !n.IsPrimary() || n.IsSink() {
+		return
+	}
+	if n.outNext != n.tailAt {
+		n.armTail() // still busy
+		return
+	}
+	for _, h := range n.Downstream() {
+		if _, held := n.awaiting[h]; held || n.down[h] {
+			continue
+		}
+		n.Send(h, &Message{Kind: KindData, Stream: n.outPort, Type: TailType, Seq: n.outNext})
+	}
+}
+
 // ResumeRepairType marks a resume request that repairs a sequence gap on a
 // receiver's input port, as opposed to the resume of a takeover.
 const ResumeRepairType = "repair"

@@ -69,14 +69,19 @@ func (n *Node) tellRoute(host string, frag int) {
 	n.Send(host, &Message{Kind: KindRoute, Route: &r})
 }
 
-// answerRouteQuery sends this node's route for its own fragment to a host
-// that asked for it (RouteQueryType).
-func (n *Node) answerRouteQuery(host string) {
-	if n.frag < 0 || n.IsSink() || !n.IsPrimary() {
+// answerRouteQuery answers a host that asked for a route (RouteQueryType):
+// a fragment's primary sends its own route, any other host its view of
+// the asker's fragment.
+func (n *Node) answerRouteQuery(m *Message) {
+	f := m.Frag
+	if n.frag >= 0 && !n.IsSink() && n.IsPrimary() {
+		f = n.frag
+	}
+	if f < 0 || f >= len(n.topo.Frags) {
 		return
 	}
-	r := n.routes[n.frag]
-	n.Send(host, &Message{Kind: KindRoute, Route: &r})
+	r := n.routes[f]
+	n.Send(m.From, &Message{Kind: KindRoute, Route: &r})
 }
 
 // staleData reacts to data dropped as stale. Data from a newer epoch than

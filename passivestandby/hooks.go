@@ -693,15 +693,14 @@ func (h *hooks) alignDecisions() {
 }
 
 // Successors implements ha.Successor: the failed primary's announced
-// backup first (it holds the checkpoint), then the topology's order.
+// backup first (it holds the checkpoint), then the ring after the primary.
 func (h *hooks) Successors() []string {
 	n := h.n
-	hosts := n.Topology().Frags[n.Frag()].Hosts
-	b := h.backupOf[n.Route(n.Frag()).Primary]
-	if b == "" {
-		return hosts
+	ring := n.Ring()
+	if b := h.backupOf[n.Route(n.Frag()).Primary]; b != "" {
+		return append([]string{b}, ring...)
 	}
-	return append([]string{b}, hosts...)
+	return ring
 }
 
 // TakeOver implements ha.Successor: the backup takes over from its

@@ -494,13 +494,13 @@ func (s *Sim) endFault(i int) {
 			for _, g := range f.Groups {
 				for _, name := range g {
 					h := s.hosts[name]
-					if h == nil {
+					if h == nil || h.state != up {
+						// A host that crashed or paused meanwhile keeps
+						// the detections of that failure.
 						continue
 					}
 					h.incident++
-					if h.state == up {
-						s.reachable(h)
-					}
+					s.reachable(h)
 				}
 			}
 		}
