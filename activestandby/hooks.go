@@ -474,15 +474,27 @@ func (h *hooks) noteLog() {
 
 // PeerDown makes a primary replace a failed secondary. Taking over from a
 // failed primary is the node's election (Successors, TakeOver).
-func (h *hooks) PeerDown(host string) {
+func (h *hooks) PeerDown(string) { h.pruneReceivers() }
+
+// PeerUp lets a primary that was cut off replace the secondaries that
+// failed meanwhile, once it sees both sides of its fragment again.
+func (h *hooks) PeerUp(string) { h.pruneReceivers() }
+
+// pruneReceivers drops the secondaries declared dead from a primary's
+// route and recruits a new one. A primary that is cut off (ha.Node.Connected)
+// leaves its route alone: every host looks dead from there, and each change
+// would raise its epoch above that of the host taking over meanwhile.
+func (h *hooks) pruneReceivers() {
 	n := h.n
-	if !h.fragment() || n.Fenced() {
+	if !h.fragment() || n.Fenced() || !n.IsPrimary() || !n.Connected() {
 		return
 	}
-	if r := n.Route(n.Frag()); n.IsPrimary() && slices.Contains(r.Receivers, host) {
-		n.SetReceivers(slices.DeleteFunc(slices.Clone(r.Receivers), func(x string) bool { return x == host || n.Down(x) }))
-		h.recruit()
+	r := n.Route(n.Frag())
+	if !slices.ContainsFunc(r.Receivers, n.Down) {
+		return
 	}
+	n.SetReceivers(slices.DeleteFunc(slices.Clone(r.Receivers), n.Down))
+	h.recruit()
 }
 
 // Successors implements ha.Successor: the secondaries in the route first

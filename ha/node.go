@@ -178,6 +178,11 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 			return nil, err
 		}
 	}
+	// Every stream starts at seq 1: a first tuple numbered later is a gap
+	// (its predecessors were lost) to repair, like any other.
+	for p := range n.in {
+		n.in[p].seen = n.fencing
+	}
 	n.hooks = cfg.Strategy.Hooks(n)
 	if n.hooks == nil {
 		n.hooks = NopHooks{}
@@ -612,9 +617,12 @@ func (n *Node) Restart() error {
 		n.installOps(ops)
 	}
 	n.outNext = 0
-	n.in = [2]inPort{}
 	n.times = [2]inputTimes{}
 	n.rep = [2]portRepair{}
+	for p := range n.in {
+		n.in[p] = inPort{seen: n.fencing}
+		n.rep[p].fresh = n.fencing
+	}
 	n.out.Reset()
 	n.follow, n.pending, n.orderLog = nil, nil, nil
 	return nil
@@ -872,6 +880,11 @@ func (n *Node) onData(m *Message) {
 		}
 	case ReplayFromType:
 		switch {
+		case n.rep[p].fresh:
+			// The replay after a restart starts after m.Seq: nothing lost.
+			n.rep[p].fresh = false
+			in.last = max(in.last, m.Seq)
+			n.drainHeld(p)
 		case !in.seen:
 			// A fresh position: the replay simply starts after m.Seq.
 			in.last, in.seen = m.Seq, true
@@ -910,6 +923,7 @@ func (n *Node) onData(m *Message) {
 func (n *Node) accept(port uint8, t Tuple) {
 	in := &n.in[port]
 	in.last, in.seen = t.Seq, true
+	n.rep[port].fresh = false
 	t.Stream = port
 	if n.recordTimes {
 		n.times[port].add(t.Seq, t.Time)

@@ -14,7 +14,7 @@ import (
 // candidate that fails before it takes over is skipped as soon as it is
 // declared dead, so a fragment with a live host always ends with a
 // primary (docs/reliability.md), as long as that host sees a live host on
-// each side of the fragment (connected). Two hosts that both believe
+// each side of the fragment (Connected). Two hosts that both believe
 // themselves elected (different views) are resolved by epochs and fencing.
 type Successor interface {
 	// Successors lists the hosts of the node's fragment in the order in
@@ -37,7 +37,7 @@ func (n *Node) elect() {
 	if r.Primary == n.host || !n.down[r.Primary] {
 		return
 	}
-	if n.elected(s) != n.host || !n.connected() {
+	if n.elected(s) != n.host || !n.Connected() {
 		n.probing, n.heard = false, false
 		return
 	}
@@ -59,7 +59,7 @@ func (n *Node) elect() {
 
 // probe asks the primaries on both sides of the fragment for their route
 // before this node takes over: any message from outside its fragment
-// that arrives afterwards shows it is not the one cut off (see connected)
+// that arrives afterwards shows it is not the one cut off (see Connected)
 // and lets it take over at once; without one it waits ElectionSettle, by
 // when a node cut off from everybody has declared every other host dead.
 func (n *Node) probe() {
@@ -81,12 +81,13 @@ const electTimer = "ha.elect"
 // about one heartbeat.
 const DefaultElectionSettle = 100 * time.Millisecond
 
-// connected reports whether the node sees a live host upstream and one
-// downstream of its fragment. A node that sees neither side is cut off
-// itself, most likely — a partition isolating it makes it declare every
-// other host dead — and a takeover would only fence a primary that still
-// serves, to serve nobody; it takes over once it sees both sides again.
-func (n *Node) connected() bool {
+// Connected reports whether the node sees a live host upstream and one
+// downstream of its fragment. A node that does not is cut off itself,
+// most likely — a partition isolating it makes it declare every other
+// host dead —, so it neither takes over (that would fence a primary that
+// still serves, to serve nobody) nor, as a primary, should it change its
+// fragment's route: it acts once it sees both sides again.
+func (n *Node) Connected() bool {
 	up := n.topo.Sources
 	if n.frag > 0 {
 		up = n.topo.Frags[n.frag-1].Hosts

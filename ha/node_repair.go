@@ -103,6 +103,10 @@ type portRepair struct {
 	sentAt uint64
 	// held are accepted-in-principle tuples beyond a gap, ascending by seq.
 	held []Tuple
+	// fresh says the port restarted (Node.Restart) and does not know where
+	// its upstream's retained output begins: live tuples wait until the
+	// answer to the resume says (a replay-from marker, or seq 1).
+	fresh bool
 }
 
 // hold is the live output an upstream keeps back for a new downstream

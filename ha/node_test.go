@@ -152,7 +152,7 @@ func TestSourceCatchesUpInBoundedBursts(t *testing.T) {
 	src.Fire("ha.gen")
 	require.Len(t, env.sent, 1)
 	assert.Len(t, env.sent[0].m.Tuples, ha.MaxSourceBurst, "one wake-up emits a bounded burst")
-	assert.Equal(t, []string{"ha.gen"}, env.timers, "and continues right away")
+	assert.Contains(t, env.timers, "ha.gen", "and continues right away")
 	for i := 0; i < 5; i++ {
 		src.Fire("ha.gen")
 	}

@@ -665,7 +665,10 @@ func (h *hooks) onOrder(m *ha.Message) {
 	case h.decGap:
 	case m.Seq > end:
 		h.decGap = true
-		n.Trace(ha.Event{Kind: ha.EvNote, Peer: m.From, Seq: end, Note: "interleaving decisions lost: following only those before"})
+		n.Trace(ha.Event{Kind: ha.EvNote, Peer: m.From, Seq: end, Note: "interleaving decisions lost: following only those before; asking for a full checkpoint"})
+		// A full checkpoint covers the lost decisions' effects, and the
+		// decisions that follow it start a gap-free log again.
+		n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: typeNeedFull})
 	case m.Seq+uint64(len(m.Body)) > end:
 		h.dec = append(h.dec, m.Body[end-m.Seq:]...)
 	}
