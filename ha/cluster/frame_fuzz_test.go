@@ -29,8 +29,8 @@ func FuzzFrameReader(f *testing.F) {
 		}
 		f.Add(buf.Bytes(), k.Enabled())
 	}
-	f.Add([]byte{0, 0, 0, 5, 0, 0x93, 1, 0xa1, 'A', 0xc0}, false)
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0}, false)
+	f.Add([]byte{0, 0, 0, 5, 0, 0, 0x93, 1, 0xa1, 'A', 0xc0}, false)
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0}, false)
 	f.Fuzz(func(t *testing.T, b []byte, keyed bool) {
 		var k Keys
 		if keyed {

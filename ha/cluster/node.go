@@ -432,6 +432,9 @@ func newRunner(o NodeOptions) (*runner, error) {
 		Host: o.Host, Keys: keys, Listen: o.DataAddr, Logger: lg,
 		Deliver: func(_ string, m *ha.Message) { r.in.push(ha.Input{Kind: ha.InputMessage, Msg: m}) },
 		Resolve: r.resolve,
+		// Only hosts of the topology may open a connection: a stranger's
+		// hello is refused before any message of it is read.
+		Peer: func(h string) bool { _, ok := r.topo.FragOf(h); return ok },
 	})
 	if err != nil {
 		return nil, err
