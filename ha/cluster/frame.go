@@ -102,8 +102,9 @@ type Keys struct {
 	Gossip []byte
 	// Data is the data-plane HMAC key.
 	Data []byte
-	// Control is the bearer token the control endpoint demands.
-	Control string
+	// Control keys the per-request tags the control endpoint demands
+	// (signRequest, controlAuth).
+	Control []byte
 }
 
 // DeriveKeys derives every key from secret; an empty secret yields the zero Keys.
@@ -116,7 +117,7 @@ func DeriveKeys(secret []byte) Keys {
 	d.Write([]byte("streamha data plane v1"))
 	c := hmac.New(sha256.New, secret)
 	c.Write([]byte("streamha control v1"))
-	return Keys{Gossip: g[:], Data: d.Sum(nil), Control: fmt.Sprintf("%x", c.Sum(nil))}
+	return Keys{Gossip: g[:], Data: d.Sum(nil), Control: c.Sum(nil)}
 }
 
 // Enabled reports whether a secret is configured.

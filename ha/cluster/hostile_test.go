@@ -3,14 +3,18 @@ package cluster
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"log"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -154,4 +158,86 @@ func TestStrangerHelloRefused(t *testing.T) {
 	a.Send("B", dataMsg("A", 3))
 	d := recv(t, ch)
 	assert.Equal(t, "A", d.from, "only the topology's host got through")
+}
+
+// TestControlTokensArePerRequest is the control-endpoint case of issue 26:
+// a token seen on the wire must be useless for another request, another
+// body, later, or the same request again; /healthz says only "ok".
+func TestControlTokensArePerRequest(t *testing.T) {
+	k := keysFor("control secret")
+	now := time.Unix(1_000_000, 0)
+	r := &runner{log: log.New(io.Discard, "", 0), met: &nodeMetrics{reg: prometheus.NewRegistry()}}
+	h := r.handlerAt(k, func() time.Time { return now })
+	body := []byte(`{"at": 5}`)
+	// POST /start on a node given --start: 409 once authenticated, 401 before.
+	req := func(method, path string, b []byte) *http.Request {
+		return httptest.NewRequest(method, path, bytes.NewReader(b))
+	}
+	signed := func(method, path string, b []byte, at time.Time) *http.Request {
+		q := req(method, path, b)
+		signRequest(q, k, b, at)
+		return q
+	}
+	serve := func(q *http.Request) int {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, q)
+		return w.Code
+	}
+	replayed := signed(http.MethodPost, "/start", body, now)
+	first := replayed.Header.Get("Authorization")
+	require.Equal(t, http.StatusConflict, serve(replayed), "a fresh signed request is authenticated")
+
+	swapped := func(mut func(q *http.Request)) *http.Request {
+		q := req(http.MethodPost, "/start", body)
+		q.Header.Set("Authorization", first)
+		mut(q)
+		return q
+	}
+	for _, tc := range []struct {
+		name string
+		q    *http.Request
+	}{
+		{"no token", req(http.MethodPost, "/start", body)},
+		{"the old fixed bearer token", func() *http.Request {
+			q := req(http.MethodPost, "/start", body)
+			q.Header.Set("Authorization", fmt.Sprintf("Bearer %x", k.Control))
+			return q
+		}()},
+		{"the same request again", swapped(func(*http.Request) {})},
+		{"the token on another path", func() *http.Request {
+			q := req(http.MethodPost, "/stop", body)
+			q.Header.Set("Authorization", first)
+			return q
+		}()},
+		{"the token with another body", func() *http.Request {
+			q := req(http.MethodPost, "/start", []byte(`{"at": 6}`))
+			q.Header.Set("Authorization", first)
+			return q
+		}()},
+		{"older than the window", signed(http.MethodPost, "/start", body, now.Add(-ControlWindow-time.Second))},
+		{"ahead of the window", signed(http.MethodPost, "/start", body, now.Add(ControlWindow+time.Second))},
+		{"signed with another secret", func() *http.Request {
+			q := req(http.MethodPost, "/start", body)
+			signRequest(q, keysFor("another secret"), body, now)
+			return q
+		}()},
+		{"malformed header", func() *http.Request {
+			q := req(http.MethodPost, "/start", body)
+			q.Header.Set("Authorization", "StreamHA-HMAC ts=x nonce=y mac=z")
+			return q
+		}()},
+		{"profiler without a token", req(http.MethodGet, "/debug/pprof/cmdline", nil)},
+		{"members without a token", req(http.MethodGet, "/members", nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, http.StatusUnauthorized, serve(tc.q))
+		})
+	}
+	assert.Equal(t, http.StatusConflict, serve(signed(http.MethodPost, "/start", body, now.Add(ControlWindow-time.Second))),
+		"a request inside the window with a new nonce passes")
+
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req(http.MethodGet, "/healthz", nil))
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.Equal(t, "ok\n", w.Body.String(), "/healthz reveals nothing but liveness")
 }

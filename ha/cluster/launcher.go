@@ -866,9 +866,7 @@ func (l *launcher) post(p *proc, path string, body any) error {
 	if err != nil {
 		return err
 	}
-	if k := DeriveKeys(l.cfg.Secret); k.Enabled() {
-		req.Header.Set("Authorization", "Bearer "+k.Control)
-	}
+	signRequest(req, DeriveKeys(l.cfg.Secret), b, time.Now())
 	c := http.Client{Timeout: 2 * time.Second}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -905,13 +903,23 @@ func (l *launcher) postAll(ps map[string]*proc, path string, body any) error {
 // waitMembership waits until every node sees all n hosts as members.
 func (l *launcher) waitMembership(ctx context.Context, ps map[string]*proc, n int, by time.Time) error {
 	c := http.Client{Timeout: time.Second}
+	keys := DeriveKeys(l.cfg.Secret)
 	for _, h := range sortedHosts(ps) {
 		p := ps[h]
 		for {
 			var hz struct {
 				Members []string `json:"members"`
 			}
-			resp, err := c.Get("http://" + p.ready.Metrics + "/healthz")
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.ready.Metrics+"/members", nil)
+			if err != nil {
+				return err
+			}
+			signRequest(req, keys, nil, time.Now())
+			resp, err := c.Do(req)
+			if err == nil && resp.StatusCode != http.StatusOK {
+				resp.Body.Close()
+				err = fmt.Errorf("GET /members: %s", resp.Status)
+			}
 			if err == nil {
 				err = json.NewDecoder(resp.Body).Decode(&hz)
 				resp.Body.Close()
