@@ -124,7 +124,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: encode experiment: %w", err)
 	}
-	if _, err := sim.Parse(cfgText, "effective experiment"); err != nil {
+	if _, err := sim.ParseWith(cfgText, "effective experiment", e.Options()); err != nil {
 		return nil, fmt.Errorf("cluster: the effective experiment does not round-trip: %w", err)
 	}
 	expFile, err := filepath.Abs(filepath.Join(cfg.Out, "experiment.yaml"))
@@ -583,6 +583,9 @@ func (l *launcher) start(host, strategy, dir string, join []string) (*proc, erro
 	)
 	if l.cfg.Profile != "" {
 		args = append(args, "--profile", l.cfg.Profile)
+	}
+	if l.exp.Options().AllowLarge {
+		args = append(args, "--allow-large")
 	}
 	for _, j := range join {
 		args = append(args, "--join", j)

@@ -31,6 +31,8 @@ import (
 type NodeOptions struct {
 	// Config is the experiment YAML file ("" = the built-in default).
 	Config string
+	// AllowLarge checks Config against sim.LargeLimits.
+	AllowLarge bool
 	// Strategy is the strategy every node of the run uses.
 	Strategy string
 	// Seed overrides the experiment's seed when ≥ 0.
@@ -355,7 +357,7 @@ func newRunner(o NodeOptions) (*runner, error) {
 	var err error
 	if o.Config == "" {
 		e = sim.Default()
-	} else if e, err = sim.Load(o.Config); err != nil {
+	} else if e, err = sim.LoadWith(o.Config, sim.ParseOptions{AllowLarge: o.AllowLarge}); err != nil {
 		return nil, err
 	}
 	if o.Seed >= 0 {
