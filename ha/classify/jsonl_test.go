@@ -125,7 +125,7 @@ func TestCanonicalValue(t *testing.T) {
 	assert.Equal(t, "1e+21", CanonicalFloat(1e21))
 	big, err := CanonicalValue([]byte(`1e999`))
 	require.NoError(t, err)
-	assert.Equal(t, "1e999", big, "out-of-range numbers keep their text")
+	assert.Equal(t, "1e+999", big, "numbers beyond float64 keep their exact value")
 
 	for _, bad := range []string{``, `{`, `1 2`, `nul`} {
 		_, err := CanonicalValue([]byte(bad))
