@@ -234,6 +234,9 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 // renderSweep writes a sweep directory's plots and reports and prints its table.
 func renderSweep(out io.Writer, dir string) error {
 	meta, all, err := reports.LoadSweepDir(dir)
+	if re := (*reports.ReadError)(nil); errors.As(err, &re) {
+		return usage("%s: %w", dir, re.Err) // a damaged directory: exit 2, as for a run directory
+	}
 	if err != nil {
 		return err
 	}
