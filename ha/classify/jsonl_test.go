@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"unicode/utf8"
 	"testing"
 	"testing/iotest"
 
@@ -164,6 +165,10 @@ func FuzzReadJSONL(f *testing.F) {
 		"\xff\xfe{\"id\": \"\xff\"}",
 		`{"id": "a", "value": "\ud800"}`,
 		`{"id":"a","value":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]}`,
+		`{"id": "a", "value": 9007199254740993}`,
+		`{"id": "a", "value": {"b": -0.000e-3, "a": ["\u00e9", 1.50E+2]}}`,
+		`{"id": "\ud83d\ude00", "value": 1}`,
+		`{"id": "a\udcff", "value": 1}`,
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -178,6 +183,11 @@ func FuzzReadJSONL(f *testing.F) {
 		for _, o := range outs {
 			require.NotEmpty(t, o.ID)
 			require.GreaterOrEqual(t, o.N, int64(0))
+			require.True(t, utf8.ValidString(o.ID), "ids are valid UTF-8")
+			again, err := CanonicalValue([]byte(o.Value))
+			require.NoError(t, err, "a canonical value is valid JSON")
+			require.Equal(t, o.Value, again, "canonical form is a fixed point")
+			require.LessOrEqual(t, len(o.Value), 8*len(data)+16, "a value's text is bounded by its line")
 		}
 		r := Classify(outs, outs, []Mark{{At: 1, Label: "m"}})
 		require.Equal(t, TypePrecise, r.Type)
