@@ -8,11 +8,11 @@ import (
 	"io"
 	"math"
 	"os"
-	"regexp"
 	"time"
 
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/strategies"
 )
 
 // Bounds of what the report readers accept: a saved directory may be
@@ -30,18 +30,14 @@ const (
 	// MaxFigure bounds the magnitude of a figure (a time in ms, a count,
 	// a ratio): beyond it a value is damage, not a measurement.
 	MaxFigure = 1e15
-	// maxStrategyName bounds a strategy name, in bytes.
-	maxStrategyName = 64
 )
 
-// strategyNameRE is the strategy-name alphabet: strategy names become file
-// names (trace-<strategy>.jsonl, figures), so no '/', '.' or space.
-var strategyNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
-
-// checkStrategyName checks a strategy name read from a file.
+// checkStrategyName checks a strategy name read from a file against the
+// strategy-name alphabet (strategies.ValidName): strategy names become
+// file names (trace-<strategy>.jsonl, figures), so no '/', '.' or space.
 func checkStrategyName(field, s string) error {
-	if len(s) > maxStrategyName || !strategyNameRE.MatchString(s) {
-		return fmt.Errorf("%s: %.80q is not a strategy name (lower-case letters, digits, '-' and '_', at most %d bytes)", field, s, maxStrategyName)
+	if !strategies.ValidName(s) {
+		return fmt.Errorf("%s: %.80q is not a strategy name (lower-case letters, digits, '-' and '_', at most %d bytes)", field, s, strategies.MaxNameLen)
 	}
 	return nil
 }

@@ -49,9 +49,32 @@ var registry = map[string]Info{}
 // ErrUnknown is returned (wrapped) for an unknown strategy name.
 var ErrUnknown = errors.New("unknown strategy")
 
-// Register adds a strategy. It panics on a duplicate name (a programming
-// error caught at init).
+// MaxNameLen bounds a strategy name, in bytes.
+const MaxNameLen = 64
+
+// ValidName reports whether name is in the strategy-name alphabet:
+// lower-case ASCII letters, digits, '-' and '_', starting with a letter or
+// digit, at most MaxNameLen bytes. Strategy names become file names
+// (trace-<name>.jsonl), so readers of saved results check them too.
+func ValidName(name string) bool {
+	if name == "" || len(name) > MaxNameLen || name[0] == '-' || name[0] == '_' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Register adds a strategy. It panics on a duplicate name or one outside
+// the strategy-name alphabet (programming errors caught at init).
 func Register(i Info) {
+	if !ValidName(i.Name) {
+		panic("strategies: invalid strategy name " + strconv.Quote(i.Name))
+	}
 	if _, dup := registry[i.Name]; dup {
 		panic("strategies: duplicate registration of " + i.Name)
 	}

@@ -82,6 +82,16 @@ func newControlAuth(k Keys, now func() time.Time) *controlAuth {
 // check verifies req (whose body it reads, up to maxControlBody, and
 // replaces with a copy) and records its nonce.
 func (a *controlAuth) check(req *http.Request) error {
+	// The header and the clock first: a request without a plausible tag
+	// is refused before its body is read.
+	ts, nonce, mac, err := parseControlAuth(req.Header.Get("Authorization"))
+	if err != nil {
+		return err
+	}
+	now := a.now().UnixNano()
+	if d := now - ts; d > int64(ControlWindow) || d < -int64(ControlWindow) {
+		return fmt.Errorf("%w: timestamp %s away from this node's clock (window %s)", ErrControlAuth, time.Duration(d), ControlWindow)
+	}
 	var body []byte
 	if req.Body != nil {
 		b, err := io.ReadAll(io.LimitReader(req.Body, maxControlBody+1))
@@ -93,14 +103,6 @@ func (a *controlAuth) check(req *http.Request) error {
 		}
 		body = b
 		req.Body = io.NopCloser(bytes.NewReader(b))
-	}
-	ts, nonce, mac, err := parseControlAuth(req.Header.Get("Authorization"))
-	if err != nil {
-		return err
-	}
-	now := a.now().UnixNano()
-	if d := now - ts; d > int64(ControlWindow) || d < -int64(ControlWindow) {
-		return fmt.Errorf("%w: timestamp %s away from this node's clock (window %s)", ErrControlAuth, time.Duration(d), ControlWindow)
 	}
 	if !hmac.Equal(mac, controlMAC(a.key, req.Method, req.URL.Path, ts, nonce, body)) {
 		return fmt.Errorf("%w: wrong tag", ErrControlAuth)
