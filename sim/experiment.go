@@ -341,6 +341,7 @@ func ParseWith(b []byte, name string, o ParseOptions) (*Experiment, error) {
 		return nil, fmt.Errorf("%w: %s: after the first document: %w", ErrConfig, name, err)
 	}
 	fl := indexLines(&root)
+	fl.hide = o.noLines
 	e := &Experiment{}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -359,7 +360,11 @@ func ParseWith(b []byte, name string, o ParseOptions) (*Experiment, error) {
 func (fl fieldLines) decodeError(name string, err error) error {
 	var ve *valueError
 	if errors.As(err, &ve) {
-		if p, ok := fl.at[[2]int{ve.line, ve.col}]; ok {
+		p, ok := fl.at[[2]int{ve.line, ve.col}]
+		switch {
+		case ok && fl.hide:
+			return fmt.Errorf("%w: %s: %s: %s", ErrConfig, name, p, ve.msg)
+		case ok:
 			return fmt.Errorf("%w: %s:%d: %s: %s", ErrConfig, name, ve.line, p, ve.msg)
 		}
 		return fmt.Errorf("%w: %s:%d: %s", ErrConfig, name, ve.line, ve.msg)

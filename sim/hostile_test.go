@@ -105,3 +105,24 @@ func TestAllowLarge(t *testing.T) {
 		require.ErrorIs(t, err, sim.ErrConfig, v)
 	}
 }
+
+// TestHostileSweepValues checks that `sweep --param` values go through the
+// same ranges, with errors naming the point's parameters (the point's text
+// is generated: its line numbers would mean nothing to the user).
+func TestHostileSweepValues(t *testing.T) {
+	for _, tc := range []struct {
+		param sim.SweepParam
+		want  string
+	}{
+		{sim.SweepParam{Name: "source.skew", Values: []string{"0", ".inf"}}, "sweep point source.skew=.inf: source.skew: want a number from 0 to 100"},
+		{sim.SweepParam{Name: "source.rate", Values: []string{"1e12"}}, "sweep point source.rate=1e12: source.rate:"},
+		{sim.SweepParam{Name: "drain", Values: []string{"[1s]"}}, "sweep point drain=[1s]: drain: want a duration"},
+		{sim.SweepParam{Name: "checkpoint_interval", Values: []string{"1ns"}}, "checkpoint_interval: must be at least 1ms"},
+	} {
+		t.Run(tc.param.Name, func(t *testing.T) {
+			_, err := sim.NewSweep("s", sim.DefaultYAML, []sim.SweepParam{tc.param}, []string{"passive-standby"}, 1, nil)
+			require.ErrorIs(t, err, sim.ErrConfig)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}

@@ -78,6 +78,8 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 type ParseOptions struct {
 	// AllowLarge checks against LargeLimits instead of NormalLimits.
 	AllowLarge bool
+	// noLines leaves line numbers out of errors (generated text).
+	noLines bool
 }
 
 func (o ParseOptions) limits() Limits {
@@ -247,6 +249,7 @@ type fieldLines struct {
 	line map[string]int
 	at   map[[2]int]string // (line, column) of a value → path
 	val  map[[2]int]string // (line, column) of a scalar → its text
+	hide bool              // the text is generated: name fields, not lines
 }
 
 func (fl fieldLines) valueAt(pos [2]int) string { return fl.val[pos] }
@@ -307,6 +310,9 @@ var fieldPathRE = regexp.MustCompile(`^([a-z_]+(\[\d+\])*(\.[a-z_0-9]+(\[\d+\])*
 
 // located prefixes a validation error with the line of the field it names.
 func (fl fieldLines) located(name string, err error) error {
+	if fl.hide {
+		return fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
+	}
 	if m := fieldPathRE.FindStringSubmatch(err.Error()); m != nil {
 		if l := fl.lineOf(m[1]); l > 0 {
 			return fmt.Errorf("%w: %s:%d: %w", ErrConfig, name, l, err)

@@ -264,7 +264,13 @@ func (sw *Sweep) Experiment(p SweepPoint) (*Experiment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sweep experiment: %w", err)
 	}
-	e, err := ParseWith(text, "sweep point "+strings.Join(p.Values, ","), ParseOptions{AllowLarge: sw.AllowLarge})
+	// The point's text is generated: its lines are not the user's, so the
+	// error names the point's parameter values instead.
+	var set []string
+	for i, prm := range sw.Params {
+		set = append(set, prm.Name+"="+p.Values[i])
+	}
+	e, err := ParseWith(text, "sweep point "+strings.Join(set, ", "), ParseOptions{AllowLarge: sw.AllowLarge, noLines: true})
 	if err != nil {
 		return nil, err
 	}
