@@ -4,9 +4,9 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"unicode/utf8"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
