@@ -24,17 +24,21 @@ func WriteJSON(path string, v any) error {
 	return nil
 }
 
-// ReadResult reads a result.json.
+// ReadResult reads a result.json of at most MaxResultFile bytes and checks
+// it (ValidateResult); an error names the file and the line or field.
 func ReadResult(path string) (*metrics.Result, error) {
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, MaxResultFile)
 	if err != nil {
 		return nil, err
 	}
-	var r metrics.Result
-	if err := json.Unmarshal(b, &r); err != nil {
+	var r *metrics.Result
+	if err := decodeStrict(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &r, nil
+	if err := ValidateResult(r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
 }
 
 // WriteTrace writes a trace as JSON Lines.
@@ -61,9 +65,10 @@ func WriteTrace(path string, trace *ha.Trace) error {
 // ReadTrace reads a trace written by WriteTrace: one JSON event per line
 // (blank lines are skipped). Deliveries in WriteTrace's own form are read
 // without reflection; any other line goes through encoding/json, and an
-// error names the file and the line.
+// error names the file and the line. Event times are range-checked
+// (checkEvent); the file must be a regular one.
 func ReadTrace(path string) (*ha.Trace, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +85,9 @@ func ReadTrace(path string) (*ha.Trace, error) {
 		e, err := ha.UnmarshalEventLine(line, &scratch)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		if err := checkEvent(&e); err != nil {
+			return nil, fmt.Errorf("%s:%d: %s event: %w", path, n, e.Kind, err)
 		}
 		out.Add(e) // Add copies a delivery's tuple
 	}

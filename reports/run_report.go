@@ -26,7 +26,9 @@ func AddModelsFromConfig(r *metrics.Result) {
 	if r.Config == "" {
 		return
 	}
-	e, err := sim.Parse([]byte(r.Config), r.Experiment)
+	// The run already happened: its experiment is read with the large
+	// ranges, so a real big run keeps its model (nothing is run here).
+	e, err := sim.ParseWith([]byte(r.Config), r.Experiment, sim.ParseOptions{AllowLarge: true})
 	if err != nil {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 
@@ -117,7 +118,7 @@ func RunSweep(ctx context.Context, dir string, sw *sim.Sweep, opt SweepOptions) 
 		return nil, err
 	}
 	pointsPath := filepath.Join(dir, SweepPointsFile)
-	done, err := readPoints(pointsPath, true)
+	done, err := readPointsOf(sw, pointsPath, true)
 	if err != nil {
 		return nil, err
 	}
@@ -246,25 +247,59 @@ func sortPoints(ps []PointResult) {
 }
 
 func readMeta(path string) (*SweepMeta, error) {
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, MaxResultFile)
 	if err != nil {
 		return nil, err
 	}
-	var m SweepMeta
-	if err := json.Unmarshal(b, &m); err != nil {
+	var m *SweepMeta
+	if err := decodeStrict(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if m.Sweep == nil {
-		return nil, fmt.Errorf("%s: no sweep in file", path)
+	if m == nil || m.Sweep == nil {
+		return nil, fmt.Errorf("%s: sweep: no sweep in file", path)
 	}
-	return &m, nil
+	for i, s := range m.Sweep.Strategies {
+		if err := checkStrategyName(fmt.Sprintf("sweep.strategies[%d]", i), s); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if len(m.Sweep.Seeds) == 0 || len(m.Sweep.Params) == 0 || len(m.Sweep.Kinds) != len(m.Sweep.Params) {
+		return nil, fmt.Errorf("%s: sweep: needs seeds, params and one kind per param", path)
+	}
+	for i, p := range m.Sweep.Params {
+		if len(p.Values) == 0 {
+			return nil, fmt.Errorf("%s: sweep.params[%d].values: empty", path, i)
+		}
+	}
+	return m, nil
 }
 
-// readPoints reads points.jsonl. With repair, a last line cut short by an
+// checkPoint checks a point of points.jsonl against its sweep: its index
+// is one of the sweep's, its setting, values and seed are that index's,
+// and its result is valid.
+func checkPoint(sw *sim.Sweep, p *PointResult) error {
+	if sw != nil {
+		if p.Index < 0 || p.Index >= sw.Len() {
+			return fmt.Errorf("index: %d is not a point of the sweep (0 to %d)", p.Index, sw.Len()-1)
+		}
+		want := sw.Point(p.Index)
+		if p.Setting != want.Setting || p.Seed != want.Seed || !slices.Equal(p.Values, want.Values) {
+			return fmt.Errorf("index: point %d has setting %d, values %v and seed %d; the sweep says %d, %v and %d",
+				p.Index, p.Setting, p.Values, p.Seed, want.Setting, want.Values, want.Seed)
+		}
+	}
+	if err := ValidateResult(p.Result); err != nil {
+		return fmt.Errorf("result.%w", err)
+	}
+	return nil
+}
+
+// readPointsOf reads points.jsonl. With repair, a last line cut short by an
 // interruption is dropped (and truncated from the file); any other bad
-// line is an error. A missing file is no points.
-func readPoints(path string, repair bool) ([]PointResult, error) {
-	b, err := os.ReadFile(path)
+// line is an error. A missing file is no points. Each point is checked
+// against sw (when not nil); a point given twice is an error.
+func readPointsOf(sw *sim.Sweep, path string, repair bool) ([]PointResult, error) {
+	b, err := readBounded(path, MaxPointsFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -272,6 +307,7 @@ func readPoints(path string, repair bool) ([]PointResult, error) {
 		return nil, err
 	}
 	var out []PointResult
+	lineOf := map[int]int{}
 	good := 0
 	r := bufio.NewReader(bytes.NewReader(b))
 	for line := 1; ; line++ {
@@ -287,6 +323,13 @@ func readPoints(path string, repair bool) ([]PointResult, error) {
 			}
 			return nil, fmt.Errorf("%s:%d: not a sweep point", path, line)
 		}
+		if err := checkPoint(sw, &p); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if first, dup := lineOf[p.Index]; dup {
+			return nil, fmt.Errorf("%s:%d: index: point %d is also on line %d (a point is counted once)", path, line, p.Index, first)
+		}
+		lineOf[p.Index] = line
 		out = append(out, p)
 		good += len(text)
 		if !complete {
@@ -318,15 +361,16 @@ func writePoints(path string, ps []PointResult) error {
 	return os.Rename(tmp, path)
 }
 
-// LoadSweepDir reads a sweep directory's sweep.json and points.jsonl.
+// LoadSweepDir reads a sweep directory's sweep.json and points.jsonl;
+// errors reading them are *ReadError naming the file, line and field.
 func LoadSweepDir(dir string) (*SweepMeta, []PointResult, error) {
 	meta, err := readMeta(filepath.Join(dir, SweepMetaFile))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &ReadError{err}
 	}
-	ps, err := readPoints(filepath.Join(dir, SweepPointsFile), false)
+	ps, err := readPointsOf(meta.Sweep, filepath.Join(dir, SweepPointsFile), false)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &ReadError{err}
 	}
 	sortPoints(ps)
 	return meta, ps, nil

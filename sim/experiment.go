@@ -16,7 +16,6 @@ import (
 
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/ops"
-	"github.com/streamha/streamha/strategies"
 )
 
 // ErrConfig marks an invalid experiment (the CLI exits with status 2).
@@ -28,15 +27,15 @@ type Duration time.Duration
 // UnmarshalYAML parses a duration string and rejects negative values.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	var s string
-	if err := n.Decode(&s); err != nil {
-		return fmt.Errorf("line %d: want a duration such as 200ms", n.Line)
+	if n.Kind != yaml.ScalarNode || n.Decode(&s) != nil {
+		return &valueError{n.Line, n.Column, "want a duration such as 200ms"}
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("line %d: want a duration such as 200ms, got %q", n.Line, s)
+		return &valueError{n.Line, n.Column, fmt.Sprintf("want a duration such as 200ms, got %.80q", s)}
 	}
 	if v < 0 {
-		return fmt.Errorf("line %d: duration must not be negative, got %s", n.Line, s)
+		return &valueError{n.Line, n.Column, fmt.Sprintf("must not be negative, got %s", s)}
 	}
 	*d = Duration(v)
 	return nil
@@ -54,12 +53,12 @@ type Bandwidth float64
 // UnmarshalYAML parses a bit rate.
 func (b *Bandwidth) UnmarshalYAML(n *yaml.Node) error {
 	var s string
-	if err := n.Decode(&s); err != nil {
-		return fmt.Errorf("line %d: want a bit rate such as 1Gbps", n.Line)
+	if n.Kind != yaml.ScalarNode || n.Decode(&s) != nil {
+		return &valueError{n.Line, n.Column, "want a bit rate such as 1Gbps"}
 	}
 	v, err := ParseBandwidth(s)
 	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
+		return &valueError{n.Line, n.Column, err.Error()}
 	}
 	*b = Bandwidth(v)
 	return nil
@@ -115,7 +114,17 @@ type Experiment struct {
 	CPU        CPUConfig      `yaml:"cpu"`
 	Detector   DetectorConfig `yaml:"detector"`
 	Faults     []FaultConfig  `yaml:"faults"`
+
+	// opts are the options the experiment was parsed with (its limits).
+	opts ParseOptions
 }
+
+// SetOptions changes the options Validate checks against (for an
+// experiment not read from a file, such as Default()).
+func (e *Experiment) SetOptions(o ParseOptions) { e.opts = o }
+
+// Options returns the options the experiment is checked with.
+func (e *Experiment) Options() ParseOptions { return e.opts }
 
 // SourceConfig configures the source(s).
 type SourceConfig struct {
@@ -274,33 +283,137 @@ func Default() *Experiment {
 	return e
 }
 
-// Load reads and validates an experiment file.
-func Load(path string) (*Experiment, error) {
-	b, err := os.ReadFile(path)
+// ReadFile reads an experiment (or sweep) file of at most the size the
+// options allow; a larger one, or one that never ends, is an error
+// after one byte more than the bound is read.
+func ReadFile(path string, o ParseOptions) ([]byte, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return Parse(b, path)
+	defer f.Close()
+	max := o.limits().MaxFileSize
+	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, path, err)
+	}
+	if len(b) > max {
+		return nil, fmt.Errorf("%w: %s: larger than %d bytes%s", ErrConfig, path, max, largeHint(o))
+	}
+	return b, nil
+}
+
+// Load reads and validates an experiment file.
+func Load(path string) (*Experiment, error) { return LoadWith(path, ParseOptions{}) }
+
+// LoadWith is Load with options.
+func LoadWith(path string, o ParseOptions) (*Experiment, error) {
+	b, err := ReadFile(path, o)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWith(b, path, o)
 }
 
 // Parse decodes and validates an experiment; name is used in errors.
 // Missing fields take the defaults of the built-in experiment's models;
 // unknown fields are errors.
-func Parse(b []byte, name string) (*Experiment, error) {
-	e := &Experiment{}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(e); err != nil {
+func Parse(b []byte, name string) (*Experiment, error) { return ParseWith(b, name, ParseOptions{}) }
+
+// ParseWith is Parse with options. Errors name the file, the line and
+// the field: "FILE:LINE: FIELD: problem".
+func ParseWith(b []byte, name string, o ParseOptions) (*Experiment, error) {
+	if max := o.limits().MaxFileSize; len(b) > max {
+		return nil, fmt.Errorf("%w: %s: larger than %d bytes%s", ErrConfig, name, max, largeHint(o))
+	}
+	var root yaml.Node
+	docs := yaml.NewDecoder(bytes.NewReader(b))
+	if err := docs.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: %s: empty file", ErrConfig, name)
 		}
 		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
 	}
+	var second yaml.Node
+	if err := docs.Decode(&second); err == nil {
+		return nil, fmt.Errorf("%w: %s:%d: a second YAML document: an experiment file holds one", ErrConfig, name, second.Line)
+	} else if !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: %s: after the first document: %w", ErrConfig, name, err)
+	}
+	fl := indexLines(&root)
+	fl.hide = o.noLines
+	e := &Experiment{}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(e); err != nil {
+		return nil, fl.decodeError(name, err)
+	}
+	e.opts = o
 	e.fillDefaults()
 	if err := e.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
+		return nil, fl.located(name, err)
 	}
 	return e, nil
+}
+
+// decodeError names the field of a decoding error.
+func (fl fieldLines) decodeError(name string, err error) error {
+	var ve *valueError
+	if errors.As(err, &ve) {
+		p, ok := fl.at[[2]int{ve.line, ve.col}]
+		switch {
+		case ok && fl.hide:
+			return fmt.Errorf("%w: %s: %s: %s", ErrConfig, name, p, ve.msg)
+		case ok:
+			return fmt.Errorf("%w: %s:%d: %s: %s", ErrConfig, name, ve.line, p, ve.msg)
+		}
+		return fmt.Errorf("%w: %s:%d: %s", ErrConfig, name, ve.line, ve.msg)
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, 0, len(te.Errors))
+		for _, m := range te.Errors {
+			msgs = append(msgs, fl.nameLine(m))
+		}
+		return fmt.Errorf("%w: %s: %s", ErrConfig, name, strings.Join(msgs, "; "))
+	}
+	return fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
+}
+
+// nameLine adds the field to one of yaml's "line N: problem" messages:
+// the field on that line whose value the message quotes, else the first.
+func (fl fieldLines) nameLine(m string) string {
+	var line int
+	if _, err := fmt.Sscanf(m, "line %d:", &line); err != nil {
+		return m
+	}
+	var paths []string
+	for pos, p := range fl.at {
+		if pos[0] == line {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return m
+	}
+	slices.Sort(paths)
+	pick := paths[0]
+	for _, p := range paths {
+		if strings.Contains(m, "field "+p[strings.LastIndexAny(p, ".]")+1:]+" ") {
+			pick = p
+		}
+	}
+	if i := strings.Index(m, "`"); i >= 0 {
+		if j := strings.Index(m[i+1:], "`"); j >= 0 {
+			quoted := m[i+1 : i+1+j]
+			for pos, p := range fl.at {
+				if pos[0] == line && fl.valueAt(pos) == quoted {
+					pick = p
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("%s (field %s)", m, pick)
 }
 
 func (e *Experiment) fillDefaults() {
@@ -351,8 +464,13 @@ func (e *Experiment) fillDefaults() {
 	}
 }
 
-// Validate checks the experiment; errors name the field.
+// Validate checks the experiment: every field against its range (see
+// Limits; the options it was parsed with choose which), then the
+// structure. Errors start with the field's path.
 func (e *Experiment) Validate() error {
+	if err := e.validateRanges(e.opts.limits()); err != nil {
+		return err
+	}
 	if err := e.sourceSpec(0).Validate(); err != nil {
 		return err
 	}
@@ -400,10 +518,6 @@ func (e *Experiment) Validate() error {
 			}
 		}
 	}
-	nw := e.Network
-	if nw.Loss < 0 || nw.Loss >= 1 {
-		return fmt.Errorf("network.loss: want a probability in [0, 1), got %g", nw.Loss)
-	}
 	switch e.Detector.Model {
 	case "timeout", "memberlist":
 	default:
@@ -411,15 +525,6 @@ func (e *Experiment) Validate() error {
 	}
 	if e.Detector.SuspicionMult < 0 {
 		return fmt.Errorf("detector.suspicion_mult: must not be negative, got %d", e.Detector.SuspicionMult)
-	}
-	for _, sc := range e.StrategyList() {
-		info, err := strategies.Lookup(sc.Name)
-		if err != nil {
-			return fmt.Errorf("strategy.name: %w", err)
-		}
-		if _, err := info.Parse(sc.Params); err != nil {
-			return err
-		}
 	}
 	for i, f := range e.Faults {
 		if err := e.validateFault(i, f); err != nil {
@@ -489,10 +594,10 @@ func (e *Experiment) validateFault(i int, f FaultConfig) error {
 			return err
 		}
 	}
-	if f.Loss != nil && (f.Loss.P <= 0 || f.Loss.P > 1) {
+	if f.Loss != nil && !(f.Loss.P > 0 && f.Loss.P <= 1) {
 		return fmt.Errorf("faults[%d].loss.p: want a probability in (0, 1], got %g", i, f.Loss.P)
 	}
-	if f.Corrupt != nil && (f.Corrupt.P <= 0 || f.Corrupt.P > 1) {
+	if f.Corrupt != nil && !(f.Corrupt.P > 0 && f.Corrupt.P <= 1) {
 		return fmt.Errorf("faults[%d].corrupt.p: want a probability in (0, 1], got %g", i, f.Corrupt.P)
 	}
 	if f.Delay != nil && f.Delay.Extra <= 0 {

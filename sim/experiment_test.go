@@ -25,7 +25,7 @@ func TestParseRejectsBadExperiments(t *testing.T) {
 		{"unknown strategy param", base + "strategy: {name: amnesia, interval: 1s}\n", "strategy.interval: unknown parameter"},
 		{"negative duration", base + "duration: -1s\n", "must not be negative"},
 		{"bad duration", base + "network: {latency: fast}\n", `want a duration such as 200ms, got "fast"`},
-		{"negative rate", "source: {rate: -5, keys: 2}\nnodes: [{name: A, ops: [{map: {}}]}]\n", "source.rate: must be positive"},
+		{"negative rate", "source: {rate: -5, keys: 2}\nnodes: [{name: A, ops: [{map: {}}]}]\n", "exp.yaml:1: source.rate: want more than 0"},
 		{"no nodes", "source: {rate: 100, keys: 2}\n", "nodes: at least one node"},
 		{"duplicate node", "source: {rate: 100, keys: 2}\nnodes: [{name: A, ops: [{map: {}}]}, {name: A, ops: [{map: {}}]}]\n", `nodes[1].name: "A" defined twice`},
 		{"reserved node", "source: {rate: 100, keys: 2}\nnodes: [{name: sink, ops: [{map: {}}]}]\n", "reserved"},

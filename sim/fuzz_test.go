@@ -8,7 +8,8 @@ import (
 )
 
 // FuzzParseExperiment feeds arbitrary bytes to the experiment parser: it
-// must return an experiment or an ErrConfig error, never panic.
+// must return an experiment or an ErrConfig error, never panic, and an
+// experiment it accepts is a bounded run: every field within NormalLimits.
 func FuzzParseExperiment(f *testing.F) {
 	f.Add([]byte(sim.DefaultYAML))
 	f.Add([]byte("source: {rate: 1, keys: 1}\nnodes: [{name: A, ops: [{map: {}}]}]\n"))
@@ -16,6 +17,9 @@ func FuzzParseExperiment(f *testing.F) {
 	f.Add([]byte("faults: [{at: 1s, partition: [[A], [B]], for: 1s}]"))
 	f.Add([]byte("strategy: {name: amnesia}\nstrategies: [{name: none}]"))
 	f.Add([]byte("\xff\xfe"))
+	f.Add([]byte("source: {rate: 100, keys: 4, skew: .inf}\nnodes: [{name: A, ops: [{map: {}}]}]\n"))
+	f.Add([]byte("source: {rate: 1e300, keys: 4}\nduration: 2562047h\nnodes: [{name: A, ops: [{map: {}}]}]\n"))
+	f.Add([]byte("source: {rate: 1, keys: 1}\nnodes: [{name: A, ops: [{map: {}}]}]\nstrategy: {name: passive-standby, checkpoint_interval: [1s]}\n---\nname: b\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := sim.Parse(b, "fuzz.yaml")
 		if err != nil {
@@ -26,6 +30,21 @@ func FuzzParseExperiment(f *testing.F) {
 		}
 		if len(e.Nodes) == 0 || e.Source.Rate <= 0 {
 			t.Fatalf("accepted an experiment that cannot run: %+v", e)
+		}
+		l := sim.NormalLimits
+		s := e.Source
+		switch {
+		case e.Duration.D() > l.MaxDuration, e.Drain.D() > l.MaxDrain,
+			!(s.Rate <= l.MaxRate), !(s.Rate*e.Duration.D().Seconds() <= l.MaxSourceTuples),
+			!(s.Skew >= 0 && s.Skew <= sim.MaxSkew), s.Keys > l.MaxKeys, s.Batch.D() < l.MinBatch,
+			len(e.Nodes) > l.MaxNodes, *e.Spares > l.MaxSpares, len(e.Faults) > l.MaxFaults,
+			!(e.Network.Loss >= 0 && e.Network.Loss < 1):
+			t.Fatalf("accepted an experiment outside the limits: %+v", e)
+		}
+		for _, n := range e.Nodes {
+			if len(n.Ops) > l.MaxOps || len(n.Name) > sim.MaxNameLen {
+				t.Fatalf("accepted node %q with %d operators", n.Name, len(n.Ops))
+			}
 		}
 	})
 }

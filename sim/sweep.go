@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -46,9 +45,9 @@ type SweepFile struct {
 
 // LoadSweepFile reads a sweep spec file.
 func LoadSweepFile(path string) (*SweepFile, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path, ParseOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, err
 	}
 	var f SweepFile
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -77,6 +76,8 @@ type Sweep struct {
 	Seeds      []uint64     `json:"seeds"`
 	// Kinds says, per parameter, "strategy" or "experiment".
 	Kinds []string `json:"kinds"`
+	// AllowLarge checks every point against LargeLimits.
+	AllowLarge bool `json:"allow_large,omitempty"`
 }
 
 // Parameter kinds (Sweep.Kinds).
@@ -98,8 +99,13 @@ type SweepPoint struct {
 // seeds the seed count (0: 1) unless seedList is given. It classifies each
 // parameter and builds every point's experiment once so that an unknown
 // path or a bad value is reported before anything runs (wrapping ErrConfig).
-func NewSweep(name, base string, params []SweepParam, names []string, seeds int, seedList []uint64) (*Sweep, error) {
-	e, err := Parse([]byte(base), "sweep experiment")
+// One ParseOptions may follow: the limits every point is checked against.
+func NewSweep(name, base string, params []SweepParam, names []string, seeds int, seedList []uint64, opts ...ParseOptions) (*Sweep, error) {
+	var o ParseOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	e, err := ParseWith([]byte(base), "sweep experiment", o)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +150,7 @@ func NewSweep(name, base string, params []SweepParam, names []string, seeds int,
 			seedList = append(seedList, e.Seed+uint64(i))
 		}
 	}
-	sw := &Sweep{Name: name, Base: base, Params: params, Strategies: slices.Clone(names), Seeds: slices.Clone(seedList)}
+	sw := &Sweep{Name: name, Base: base, Params: params, Strategies: slices.Clone(names), Seeds: slices.Clone(seedList), AllowLarge: o.AllowLarge}
 	for _, p := range params {
 		kind := ParamExperiment
 		for _, n := range names {
@@ -258,7 +264,13 @@ func (sw *Sweep) Experiment(p SweepPoint) (*Experiment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sweep experiment: %w", err)
 	}
-	e, err := Parse(text, "sweep point "+strings.Join(p.Values, ","))
+	// The point's text is generated: its lines are not the user's, so the
+	// error names the point's parameter values instead.
+	var set []string
+	for i, prm := range sw.Params {
+		set = append(set, prm.Name+"="+p.Values[i])
+	}
+	e, err := ParseWith(text, "sweep point "+strings.Join(set, ", "), ParseOptions{AllowLarge: sw.AllowLarge, noLines: true})
 	if err != nil {
 		return nil, err
 	}

@@ -49,9 +49,32 @@ var registry = map[string]Info{}
 // ErrUnknown is returned (wrapped) for an unknown strategy name.
 var ErrUnknown = errors.New("unknown strategy")
 
-// Register adds a strategy. It panics on a duplicate name (a programming
-// error caught at init).
+// MaxNameLen bounds a strategy name, in bytes.
+const MaxNameLen = 64
+
+// ValidName reports whether name is in the strategy-name alphabet:
+// lower-case ASCII letters, digits, '-' and '_', starting with a letter or
+// digit, at most MaxNameLen bytes. Strategy names become file names
+// (trace-<name>.jsonl), so readers of saved results check them too.
+func ValidName(name string) bool {
+	if name == "" || len(name) > MaxNameLen || name[0] == '-' || name[0] == '_' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Register adds a strategy. It panics on a duplicate name or one outside
+// the strategy-name alphabet (programming errors caught at init).
 func Register(i Info) {
+	if !ValidName(i.Name) {
+		panic("strategies: invalid strategy name " + strconv.Quote(i.Name))
+	}
 	if _, dup := registry[i.Name]; dup {
 		panic("strategies: duplicate registration of " + i.Name)
 	}
@@ -136,7 +159,14 @@ func (i Info) Parse(raw map[string]any) (Params, error) {
 			}
 			return p, fmt.Errorf("strategy.%s: unknown parameter for %s (known: %s)", k, i.Name, strings.Join(known, ", "))
 		}
+		switch raw[k].(type) {
+		case map[string]any, map[any]any, []any:
+			return p, fmt.Errorf("strategy.%s: want a single value, not a list or a mapping", k)
+		}
 		v := fmt.Sprint(raw[k])
+		if len(v) > maxParamLen {
+			return p, fmt.Errorf("strategy.%s: value of %d bytes, at most %d allowed", k, len(v), maxParamLen)
+		}
 		if err := checkType(i.Params[idx].Type, v); err != nil {
 			return p, fmt.Errorf("strategy.%s: %w", k, err)
 		}
@@ -144,6 +174,14 @@ func (i Info) Parse(raw map[string]any) (Params, error) {
 	}
 	return p, nil
 }
+
+// Ranges of parameter values, whatever the strategy (docs/experiment.md).
+const (
+	maxParamLen      = 256
+	maxParamDuration = 1000 * time.Hour
+	maxParamInt      = 1 << 31
+	maxParamFloat    = 1e15
+)
 
 func checkType(typ, v string) error {
 	switch typ {
@@ -155,6 +193,9 @@ func checkType(typ, v string) error {
 		if d < 0 {
 			return fmt.Errorf("must not be negative, got %s", v)
 		}
+		if d > maxParamDuration {
+			return fmt.Errorf("want at most %s, got %s", maxParamDuration, v)
+		}
 	case "int":
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -163,13 +204,16 @@ func checkType(typ, v string) error {
 		if n < 0 {
 			return fmt.Errorf("must not be negative, got %d", n)
 		}
+		if n > maxParamInt {
+			return fmt.Errorf("want at most %d, got %d", maxParamInt, n)
+		}
 	case "float":
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
 			return fmt.Errorf("want a number, got %q", v)
 		}
-		if f < 0 {
-			return fmt.Errorf("must not be negative, got %g", f)
+		if !(f >= 0 && f <= maxParamFloat) {
+			return fmt.Errorf("want a finite number from 0 to %g, got %g", maxParamFloat, f)
 		}
 	case "bool":
 		if _, err := strconv.ParseBool(v); err != nil {

@@ -1,6 +1,7 @@
 package strategies_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -73,4 +74,18 @@ func TestLookupAndNames(t *testing.T) {
 	_, err = strategies.Build("amnesia", map[string]any{"x": 1})
 	require.ErrorContains(t, err, "amnesia takes none")
 	assert.Panics(t, func() { strategies.Register(strategies.Info{Name: "amnesia"}) }, "duplicate names are a programming error")
+}
+
+func TestValidName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"passive-standby": true, "my_strategy2": true, "a": true,
+		"": false, "../../x": false, "A": false, "a.b": false, "a b": false, "-a": false,
+		"é": false, strings.Repeat("a", strategies.MaxNameLen+1): false,
+	} {
+		assert.Equal(t, want, strategies.ValidName(name), "%q", name)
+	}
+	assert.Panics(t, func() { strategies.Register(strategies.Info{Name: "../x"}) }, "a name outside the alphabet is a programming error")
+	for _, n := range strategies.Names(true) {
+		assert.True(t, strategies.ValidName(n), "registered name %q", n)
+	}
 }

@@ -396,10 +396,14 @@ nodes:
 
 const benchRate = 20e6
 
+// benchLimits check the benchmarks' experiments: their rates and sizes
+// are real big runs (docs/experiment.md, Ranges).
+var benchLimits = sim.ParseOptions{AllowLarge: true}
+
 func runtimeExperiment(n int) (*sim.Experiment, error) {
 	dur := time.Duration(float64(n) / benchRate * float64(time.Second))
 	// a wake-up every 50 µs: about 1000 tuples per source batch when on time
-	return sim.Parse([]byte(fmt.Sprintf(runtimeQuery, dur, float64(benchRate), "50us")), "bench")
+	return sim.ParseWith([]byte(fmt.Sprintf(runtimeQuery, dur, float64(benchRate), "50us")), "bench", benchLimits)
 }
 
 // runInproc runs the bench query in process under strategy and returns
@@ -693,7 +697,7 @@ func measure(f func() (int64, error)) (scalePoint, error) {
 
 func simRun(yaml string) func() (int64, error) {
 	return func() (int64, error) {
-		e, err := sim.Parse([]byte(yaml), "scaling")
+		e, err := sim.ParseWith([]byte(yaml), "scaling", benchLimits)
 		if err != nil {
 			return 0, err
 		}
@@ -798,7 +802,7 @@ func benchScaling(out, errw io.Writer, size benchSize, img string) error {
 func benchWholeRun(out, errw io.Writer, n int) error {
 	yaml := chainYAML(n, 3) + fmt.Sprintf("faults: [{at: %s, crash: N1}]\n",
 		time.Duration(float64(n)/scaleRate/2*float64(time.Second)))
-	e, err := sim.Parse([]byte(yaml), "whole-run")
+	e, err := sim.ParseWith([]byte(yaml), "whole-run", benchLimits)
 	if err != nil {
 		return err
 	}

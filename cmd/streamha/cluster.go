@@ -26,6 +26,7 @@ import (
 
 type clusterFlags struct {
 	config, strategy, out, secretFile, profile, collect string
+	allowLarge                                          bool
 	cpuProfileDir                                       string
 	seed                                                int64
 	duration, startup                                   time.Duration
@@ -52,6 +53,7 @@ func newClusterCmd() *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.config, "config", "", "experiment YAML file (default: the built-in experiment)")
+	fl.BoolVar(&f.allowLarge, "allow-large", false, "check the experiment against the large ranges, for real big runs (docs/experiment.md, Ranges)")
 	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the file's strategies, else all)")
 	fl.Int64Var(&f.seed, "seed", -1, "seed (default: the experiment's)")
 	fl.StringVar(&f.out, "out", "", "output directory (default ./streamha-out/<experiment>-<seed>-cluster/)")
@@ -91,7 +93,7 @@ func scaleDuration(e *sim.Experiment, d time.Duration) error {
 }
 
 func runCluster(cmd *cobra.Command, f clusterFlags) error {
-	e, err := loadExperiment(f.config, f.seed)
+	e, err := loadExperiment(f.config, f.seed, f.allowLarge)
 	if err != nil {
 		return err
 	}
@@ -340,6 +342,7 @@ func clusterThroughput(ctx context.Context, n int) (float64, error) {
 // waking up for them.
 func dataPlaneExperiment(name string, rate float64, d time.Duration) *sim.Experiment {
 	e := sim.Default()
+	e.SetOptions(benchLimits)
 	zero := 0
 	e.Name, e.Spares, e.Faults = name, &zero, nil
 	e.Source.Rate = rate

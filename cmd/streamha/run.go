@@ -20,14 +20,15 @@ import (
 )
 
 type runFlags struct {
-	config   string
-	strategy string
-	seed     int64
-	out      string
-	json     bool
-	noOut    bool
-	quiet    bool
-	cpuProf  string
+	config     string
+	allowLarge bool
+	strategy   string
+	seed       int64
+	out        string
+	json       bool
+	noOut      bool
+	quiet      bool
+	cpuProf    string
 }
 
 func newRunCmd() *cobra.Command {
@@ -46,6 +47,7 @@ func newRunCmd() *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.config, "config", "", "experiment YAML file (default: the built-in experiment)")
+	fl.BoolVar(&f.allowLarge, "allow-large", false, "check the experiment against the large ranges, for real big runs (docs/experiment.md, Ranges)")
 	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the file's strategies, else all)")
 	fl.Int64Var(&f.seed, "seed", -1, "seed (default: the experiment's)")
 	fl.StringVar(&f.out, "out", "", "output directory (default ./streamha-out/<experiment>-<seed>/)")
@@ -56,13 +58,15 @@ func newRunCmd() *cobra.Command {
 	return c
 }
 
-func loadExperiment(path string, seed int64) (*sim.Experiment, error) {
+func loadExperiment(path string, seed int64, large bool) (*sim.Experiment, error) {
 	var e *sim.Experiment
+	o := sim.ParseOptions{AllowLarge: large}
 	if path == "" {
 		e = sim.Default()
+		e.SetOptions(o)
 	} else {
 		var err error
-		if e, err = sim.Load(path); err != nil {
+		if e, err = sim.LoadWith(path, o); err != nil {
 			return nil, err
 		}
 	}
@@ -113,7 +117,7 @@ func parseStrategyList(flag string) ([]string, error) {
 }
 
 func runRun(cmd *cobra.Command, f runFlags) (err error) {
-	e, err := loadExperiment(f.config, f.seed)
+	e, err := loadExperiment(f.config, f.seed, f.allowLarge)
 	if err != nil {
 		return err
 	}

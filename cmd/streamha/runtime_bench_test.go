@@ -56,7 +56,7 @@ func TestDataPlaneExperimentKeepsUp(t *testing.T) {
 	require.Empty(t, e.Faults)
 	b, err := yaml.Marshal(e)
 	require.NoError(t, err)
-	_, err = sim.Parse(b, "round trip")
+	_, err = sim.ParseWith(b, "round trip", benchLimits)
 	require.NoError(t, err)
 
 	_, ref, err := e.Reference()

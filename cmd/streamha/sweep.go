@@ -24,6 +24,7 @@ import (
 type sweepFlags struct {
 	spec       string
 	config     string
+	allowLarge bool
 	params     []string
 	strategy   string
 	seeds      int
@@ -56,6 +57,7 @@ func newSweepCmd() *cobra.Command {
 	fl := c.Flags()
 	fl.StringVar(&f.spec, "spec", "", "sweep spec YAML (docs/sweeps.md); flags add to it")
 	fl.StringVar(&f.config, "config", "", "experiment YAML file (default: the spec's, else the built-in experiment)")
+	fl.BoolVar(&f.allowLarge, "allow-large", false, "check every point against the large ranges, for real big runs (docs/experiment.md, Ranges)")
 	fl.StringArrayVar(&f.params, "param", nil, "swept parameter NAME=V1,V2,... (repeatable: the cartesian product is swept)")
 	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the spec's, else the experiment's, else all)")
 	fl.IntVar(&f.seeds, "seeds", 0, "seeds per setting: the experiment's seed, seed+1, ... (default: the spec's, else 1)")
@@ -82,9 +84,9 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 	}
 	base := sim.DefaultYAML
 	if spec.Experiment != "" {
-		b, err := os.ReadFile(spec.Experiment)
+		b, err := sim.ReadFile(spec.Experiment, sim.ParseOptions{AllowLarge: f.allowLarge})
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", sim.ErrConfig, err)
+			return nil, err
 		}
 		base = string(b)
 	}
@@ -118,7 +120,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 	case "":
 		names = spec.Strategies
 	case "all":
-		e, err := sim.Parse([]byte(base), "experiment")
+		e, err := sim.ParseWith([]byte(base), "experiment", sim.ParseOptions{AllowLarge: f.allowLarge})
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +129,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 			return nil, err
 		}
 	default:
-		e, err := sim.Parse([]byte(base), "experiment")
+		e, err := sim.ParseWith([]byte(base), "experiment", sim.ParseOptions{AllowLarge: f.allowLarge})
 		if err != nil {
 			return nil, err
 		}
@@ -135,7 +137,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 			return nil, err
 		}
 	}
-	return sim.NewSweep(spec.Name, base, spec.Params, names, spec.Seeds, spec.SeedList)
+	return sim.NewSweep(spec.Name, base, spec.Params, names, spec.Seeds, spec.SeedList, sim.ParseOptions{AllowLarge: f.allowLarge})
 }
 
 func parseShard(s string) (int, int, error) {
@@ -232,6 +234,9 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 // renderSweep writes a sweep directory's plots and reports and prints its table.
 func renderSweep(out io.Writer, dir string) error {
 	meta, all, err := reports.LoadSweepDir(dir)
+	if re := (*reports.ReadError)(nil); errors.As(err, &re) {
+		return usage("%s: %w", dir, re.Err) // a damaged directory: exit 2, as for a run directory
+	}
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // anomalyKind orders anomalies that fall on the same time and position.
@@ -141,7 +142,7 @@ func (s *state) sentence(a *anomaly, groups [][]int32, mk *markIndex) string {
 	switch a.kind {
 	case kindMissing:
 		e := s.expOut(int(a.pos))
-		b.WriteString("output " + e.ID + " never delivered")
+		b.WriteString("output " + short(e.ID) + " never delivered")
 		if e.HasT {
 			b.WriteString(" (expected at " + seconds(e.T) + " s")
 			if rel := mk.relate(e.T); rel != "" {
@@ -152,7 +153,7 @@ func (s *state) sentence(a *anomaly, groups [][]int32, mk *markIndex) string {
 	case kindDuplicate:
 		copies := groups[a.grp]
 		o := s.obsOut(int(copies[0]))
-		b.WriteString("output " + o.ID + " emitted " + times(len(copies)))
+		b.WriteString("output " + short(o.ID) + " emitted " + times(len(copies)))
 		anyT := false
 		for _, c := range copies {
 			anyT = anyT || s.obsItem(c).hasT
@@ -176,7 +177,7 @@ func (s *state) sentence(a *anomaly, groups [][]int32, mk *markIndex) string {
 		}
 	case kindSpurious:
 		o := s.obsOut(int(a.pos))
-		b.WriteString("output " + o.ID + " was not expected (spurious)")
+		b.WriteString("output " + short(o.ID) + " was not expected (spurious)")
 		if w := s.when(a.pos, mk); w != "" {
 			b.WriteString(" " + w)
 		}
@@ -198,16 +199,16 @@ func (s *state) wrongSentence(b *strings.Builder, i int32, mk *markIndex) {
 	valueDiffers := s.obsItem(i).val != s.expItem(s.expHead[d]).val
 	expN, expHasN := s.expN(d)
 	nDiffers := o.HasN && expHasN && o.N != expN
-	b.WriteString("output " + o.ID + " delivered")
+	b.WriteString("output " + short(o.ID) + " delivered")
 	switch {
 	case valueDiffers && !nDiffers:
-		b.WriteString(" with value " + o.Value + " instead of " + e.Value)
+		b.WriteString(" with value " + short(o.Value) + " instead of " + short(e.Value))
 		if w != "" {
 			b.WriteString(" " + w)
 		}
 		return
 	case valueDiffers:
-		b.WriteString(" with value " + o.Value + " instead of " + e.Value + " and " +
+		b.WriteString(" with value " + short(o.Value) + " instead of " + short(e.Value) + " and " +
 			strconv.FormatInt(o.N, 10) + " source tuples instead of " + strconv.FormatInt(expN, 10))
 		if w != "" {
 			b.WriteString(" " + w)
@@ -221,7 +222,7 @@ func (s *state) wrongSentence(b *strings.Builder, i int32, mk *markIndex) {
 		if w != "" {
 			b.WriteString(" " + w)
 		}
-		b.WriteString(" with value " + o.Value)
+		b.WriteString(" with value " + short(o.Value))
 		if o.HasN {
 			b.WriteString(" and " + strconv.FormatInt(o.N, 10) + " source tuples")
 		}
@@ -246,22 +247,22 @@ func (s *state) orderSentence(b *strings.Builder, a *anomaly, mk *markIndex) {
 	switch {
 	case p < len(ded) && p < len(exp):
 		o := s.obsOut(int(ded[p]))
-		b.WriteString("output " + o.ID + " delivered")
+		b.WriteString("output " + short(o.ID) + " delivered")
 		if w := s.when(ded[p], mk); w != "" {
 			b.WriteString(" " + w)
 		}
-		b.WriteString(" out of order: the failure-free run has output " + s.expOut(int(exp[p])).ID +
+		b.WriteString(" out of order: the failure-free run has output " + short(s.expOut(int(exp[p])).ID) +
 			" at position " + strconv.Itoa(p+1) + " of " + group)
 	case p < len(ded):
 		o := s.obsOut(int(ded[p]))
-		b.WriteString("output " + o.ID + " delivered")
+		b.WriteString("output " + short(o.ID) + " delivered")
 		if w := s.when(ded[p], mk); w != "" {
 			b.WriteString(" " + w)
 		}
 		b.WriteString(" after the end of " + group + " in the failure-free run")
 	default:
 		b.WriteString(group + " ends after " + strconv.Itoa(len(ded)) + " outputs, before output " +
-			s.expOut(int(exp[p])).ID + " at position " + strconv.Itoa(p+1) + " of the failure-free run")
+			short(s.expOut(int(exp[p])).ID) + " at position " + strconv.Itoa(p+1) + " of the failure-free run")
 	}
 }
 
@@ -343,4 +344,21 @@ func (mk *markIndex) relate(t float64) string {
 		return "before " + first.Label + " at " + seconds(first.At) + " s"
 	}
 	return ""
+}
+
+// MaxShown bounds how much of an id or a value a sentence quotes, in bytes.
+const MaxShown = 80
+
+// short is s, or its first MaxShown bytes (cut on a character boundary)
+// followed by "…" and the full size: an explanation stays one readable
+// line whatever the log holds.
+func short(s string) string {
+	if len(s) <= MaxShown {
+		return s
+	}
+	cut := MaxShown
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (" + strconv.Itoa(len(s)) + " bytes)"
 }

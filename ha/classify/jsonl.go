@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxLineBytes is the longest line ReadJSONL accepts.
@@ -59,6 +60,11 @@ func ReadJSONL(r io.Reader, name string) ([]Output, error) {
 		for {
 			var frag []byte
 			frag, err = br.ReadSlice('\n')
+			if cap(buf)-len(buf) < len(frag) {
+				// Double: append grows a large slice by a quarter,
+				// which allocates about five times a long line.
+				buf = append(make([]byte, 0, 2*cap(buf)+len(frag)), buf...)
+			}
 			buf = append(buf, frag...)
 			if len(buf) > MaxLineBytes {
 				return out, &LineError{name, line, "line longer than " + strconv.Itoa(MaxLineBytes) + " bytes"}
@@ -75,6 +81,12 @@ func ReadJSONL(r io.Reader, name string) ([]Output, error) {
 			text = bytes.TrimPrefix(text, []byte("\xef\xbb\xbf")) // UTF-8 byte order mark
 		}
 		text = bytes.TrimSpace(text)
+		if !utf8.Valid(text) {
+			return out, &LineError{name, line, "invalid UTF-8 (ids and values are compared as written: bytes that are not UTF-8 cannot be)"}
+		}
+		if loneSurrogate(text) {
+			return out, &LineError{name, line, `a \u escape of a lone UTF-16 surrogate (not a character)`}
+		}
 		if len(text) > 0 {
 			o, reason := parseLine(text)
 			if reason != "" {
@@ -86,6 +98,42 @@ func ReadJSONL(r io.Reader, name string) ([]Output, error) {
 			return out, nil
 		}
 	}
+}
+
+// loneSurrogate reports whether text (valid JSON or not) holds a \uXXXX
+// escape of a surrogate that is not part of a pair: encoding/json turns
+// every such escape into U+FFFD, so two different ids would become one.
+func loneSurrogate(text []byte) bool {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(text) || text[i] != '\\' || text[i+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(text[i+2:i+6]), 16, 32)
+		return rune(v), err == nil
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] != '\\' {
+			continue
+		}
+		r, ok := hex4(i)
+		if !ok {
+			i++ // another escape: skip its character
+			continue
+		}
+		switch {
+		case r >= 0xd800 && r < 0xdc00:
+			lo, ok := hex4(i + 6)
+			if !ok || lo < 0xdc00 || lo > 0xdfff {
+				return true
+			}
+			i += 11
+		case r >= 0xdc00 && r <= 0xdfff:
+			return true
+		default:
+			i += 5
+		}
+	}
+	return false
 }
 
 // parseLine decodes one non-blank line; the reason is "" on success.
@@ -201,23 +249,282 @@ func nonNegInt(raw json.RawMessage) (int64, bool) {
 	return int64(f), true
 }
 
-// CanonicalValue returns the canonical text of a JSON value: numbers are
-// formatted as the shortest text of their float64 value (so 1, 1.0 and 1e0
-// are all "1", and -0 is "0"), strings are JSON-quoted, objects are written
-// with their keys sorted and arrays element by element, all without spaces.
+// CanonicalValue returns the canonical text of a JSON value, compared
+// exactly as written: a number is written from its decimal text (never
+// through float64, so 9007199254740993 and 9007199254740992 differ) in the
+// form CanonicalFloat gives the same value (1, 1.0 and 1e0 are all "1",
+// 0.5 and 5e-1 "0.5", -0 is "0"); strings are JSON-quoted; objects are
+// written with their keys sorted and arrays element by element, all
+// without spaces. It scans the bytes once after checking them: its
+// memory is a small multiple of the value's size, whatever the value holds.
 func CanonicalValue(raw []byte) (string, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	raw = bytes.TrimSpace(raw)
+	if !json.Valid(raw) {
+		var v any
+		err := json.Unmarshal(raw, &v)
+		if err == nil {
+			err = errors.New("not valid JSON")
+		}
 		return "", fmt.Errorf("invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return "", errors.New("invalid JSON: data after the value")
+	c := canonicalizer{raw: raw, out: make([]byte, 0, len(raw))}
+	if err := c.value(); err != nil {
+		return "", err
 	}
-	var b strings.Builder
-	writeCanonical(&b, v)
-	return b.String(), nil
+	return string(c.out), nil
+}
+
+// canonicalizer writes the canonical form of valid JSON text.
+type canonicalizer struct {
+	raw []byte
+	i   int
+	out []byte
+}
+
+func (c *canonicalizer) space() {
+	for c.i < len(c.raw) && (c.raw[c.i] == ' ' || c.raw[c.i] == '\t' || c.raw[c.i] == '\n' || c.raw[c.i] == '\r') {
+		c.i++
+	}
+}
+
+// value writes the value at c.i (the text is valid JSON).
+func (c *canonicalizer) value() error {
+	c.space()
+	switch b := c.raw[c.i]; {
+	case b == 'n':
+		c.out = append(c.out, "null"...)
+		c.i += 4
+	case b == 't':
+		c.out = append(c.out, "true"...)
+		c.i += 4
+	case b == 'f':
+		c.out = append(c.out, "false"...)
+		c.i += 5
+	case b == '"':
+		s, err := c.str()
+		if err != nil {
+			return err
+		}
+		c.out = appendString(c.out, s)
+	case b == '[':
+		c.i++
+		c.out = append(c.out, '[')
+		for n := 0; ; n++ {
+			c.space()
+			if c.raw[c.i] == ']' {
+				c.i++
+				break
+			}
+			if c.raw[c.i] == ',' {
+				c.i++
+			}
+			if n > 0 {
+				c.out = append(c.out, ',')
+			}
+			if err := c.value(); err != nil {
+				return err
+			}
+		}
+		c.out = append(c.out, ']')
+	case b == '{':
+		return c.object()
+	default:
+		j := c.i
+		for j < len(c.raw) && strings.IndexByte("+-.eE0123456789", c.raw[j]) >= 0 {
+			j++
+		}
+		var err error
+		if c.out, err = appendNumber(c.out, c.raw[c.i:j]); err != nil {
+			return err
+		}
+		c.i = j
+	}
+	return nil
+}
+
+// str returns the string at c.i, unquoted, and moves past it.
+func (c *canonicalizer) str() ([]byte, error) {
+	j := c.i + 1
+	plain := true
+	for c.raw[j] != '"' {
+		if c.raw[j] == '\\' {
+			plain = false
+			j++
+		}
+		j++
+	}
+	lit := c.raw[c.i : j+1]
+	c.i = j + 1
+	if plain {
+		return lit[1 : len(lit)-1], nil
+	}
+	var s string
+	if err := json.Unmarshal(lit, &s); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return []byte(s), nil
+}
+
+// object writes the object at c.i with its members sorted by key.
+func (c *canonicalizer) object() error {
+	type member struct {
+		key  string
+		text []byte
+	}
+	var ms []member
+	c.i++
+	for {
+		c.space()
+		if c.raw[c.i] == '}' {
+			c.i++
+			break
+		}
+		if c.raw[c.i] == ',' {
+			c.i++
+			c.space()
+		}
+		k, err := c.str()
+		if err != nil {
+			return err
+		}
+		c.space()
+		c.i++ // ':'
+		start := len(c.out)
+		if err := c.value(); err != nil {
+			return err
+		}
+		ms = append(ms, member{string(k), bytes.Clone(c.out[start:])})
+		c.out = c.out[:start]
+	}
+	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	c.out = append(c.out, '{')
+	for i, m := range ms {
+		if i > 0 {
+			c.out = append(c.out, ',')
+		}
+		c.out = appendString(c.out, []byte(m.key))
+		c.out = append(c.out, ':')
+		c.out = append(c.out, m.text...)
+	}
+	c.out = append(c.out, '}')
+	return nil
+}
+
+// maxExponent bounds the decimal exponent of a number value: beyond it a
+// value is refused rather than compared through an overflowing exponent.
+const maxExponent = 1 << 20
+
+// appendNumber appends a JSON number literal exactly: its significant
+// digits and decimal exponent, laid out as strconv.FormatFloat(f, 'g', -1,
+// 64) lays out the shortest digits of a float (plain from 1e-4 up to but
+// not including 1e6, else d.ddde±XX), so that a literal holding exactly the
+// shortest digits of a float64 gives CanonicalFloat of that float.
+func appendNumber(dst, lit []byte) ([]byte, error) {
+	neg := len(lit) > 0 && lit[0] == '-'
+	if neg {
+		lit = lit[1:]
+	}
+	mant, expText := lit, []byte(nil)
+	if k := bytes.IndexAny(lit, "eE"); k >= 0 {
+		mant, expText = lit[:k], lit[k+1:]
+	}
+	exp := 0
+	if expText != nil {
+		sign := 1
+		if len(expText) > 0 && (expText[0] == '+' || expText[0] == '-') {
+			if expText[0] == '-' {
+				sign = -1
+			}
+			expText = expText[1:]
+		}
+		for _, d := range expText {
+			exp = exp*10 + int(d-'0')
+			if exp > maxExponent {
+				return dst, fmt.Errorf("number %.40s: exponent out of range", lit)
+			}
+		}
+		exp *= sign
+	}
+	intPart, frac := mant, []byte(nil)
+	if k := bytes.IndexByte(mant, '.'); k >= 0 {
+		intPart, frac = mant[:k], mant[k+1:]
+	}
+	// value = 0.(intPart frac) × 10^dp, digits taken without copying.
+	digit := func(k int) byte {
+		if k < len(intPart) {
+			return intPart[k]
+		}
+		return frac[k-len(intPart)]
+	}
+	n := len(intPart) + len(frac)
+	dp := len(intPart) + exp
+	lo, hi := 0, n
+	for lo < hi && digit(lo) == '0' {
+		lo++
+		dp--
+	}
+	for hi > lo && digit(hi-1) == '0' {
+		hi--
+	}
+	if lo == hi {
+		return append(dst, '0'), nil
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	nd := hi - lo
+	// The same choice as strconv's %g with the shortest precision.
+	if x := dp - 1; x < -4 || x >= 6 {
+		dst = append(dst, digit(lo))
+		if nd > 1 {
+			dst = append(dst, '.')
+			for k := lo + 1; k < hi; k++ {
+				dst = append(dst, digit(k))
+			}
+		}
+		dst = append(dst, 'e')
+		if x < 0 {
+			dst = append(dst, '-')
+			x = -x
+		} else {
+			dst = append(dst, '+')
+		}
+		if x < 10 {
+			dst = append(dst, '0')
+		}
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	}
+	switch {
+	case dp <= 0:
+		dst = append(dst, "0."...)
+		for range -dp {
+			dst = append(dst, '0')
+		}
+		for k := lo; k < hi; k++ {
+			dst = append(dst, digit(k))
+		}
+	case dp >= nd:
+		for k := lo; k < hi; k++ {
+			dst = append(dst, digit(k))
+		}
+		for range dp - nd {
+			dst = append(dst, '0')
+		}
+	default:
+		for k := lo; k < hi; k++ {
+			if k-lo == dp {
+				dst = append(dst, '.')
+			}
+			dst = append(dst, digit(k))
+		}
+	}
+	return dst, nil
+}
+
+// canonicalNumber is appendNumber on a string.
+func canonicalNumber(lit string) (string, error) {
+	b, err := appendNumber(nil, []byte(lit))
+	return string(b), err
 }
 
 // CanonicalFloat is the canonical text of a number value, the same as
@@ -231,51 +538,21 @@ func CanonicalFloat(f float64) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
-func writeCanonical(b *strings.Builder, v any) {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case json.Number:
-		f, err := strconv.ParseFloat(string(x), 64)
-		if err != nil { // out of float64 range: keep the literal
-			b.WriteString(string(x))
-			return
+// appendString appends s as a JSON string, escaped as json.Marshal
+// escapes it (a string of plain characters is copied as is).
+func appendString(dst, s []byte) []byte {
+	plain := true
+	for _, b := range s {
+		if b < 0x20 || b == '"' || b == '\\' || b == '<' || b == '>' || b == '&' || b >= 0x80 {
+			plain = false
+			break
 		}
-		b.WriteString(CanonicalFloat(f))
-	case string:
-		writeString(b, x)
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeCanonical(b, e)
-		}
-		b.WriteByte(']')
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			writeCanonical(b, x[k])
-		}
-		b.WriteByte('}')
 	}
-}
-
-// writeString writes s as a JSON string.
-func writeString(b *strings.Builder, s string) {
-	q, _ := json.Marshal(s) // a string always marshals
-	b.Write(q)
+	if plain {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
+	q, _ := json.Marshal(string(s)) // a string always marshals
+	return append(dst, q...)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -125,7 +126,7 @@ func TestCanonicalValue(t *testing.T) {
 	assert.Equal(t, "1e+21", CanonicalFloat(1e21))
 	big, err := CanonicalValue([]byte(`1e999`))
 	require.NoError(t, err)
-	assert.Equal(t, "1e999", big, "out-of-range numbers keep their text")
+	assert.Equal(t, "1e+999", big, "numbers beyond float64 keep their exact value")
 
 	for _, bad := range []string{``, `{`, `1 2`, `nul`} {
 		_, err := CanonicalValue([]byte(bad))
@@ -164,6 +165,10 @@ func FuzzReadJSONL(f *testing.F) {
 		"\xff\xfe{\"id\": \"\xff\"}",
 		`{"id": "a", "value": "\ud800"}`,
 		`{"id":"a","value":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]}`,
+		`{"id": "a", "value": 9007199254740993}`,
+		`{"id": "a", "value": {"b": -0.000e-3, "a": ["\u00e9", 1.50E+2]}}`,
+		`{"id": "\ud83d\ude00", "value": 1}`,
+		`{"id": "a\udcff", "value": 1}`,
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -178,6 +183,11 @@ func FuzzReadJSONL(f *testing.F) {
 		for _, o := range outs {
 			require.NotEmpty(t, o.ID)
 			require.GreaterOrEqual(t, o.N, int64(0))
+			require.True(t, utf8.ValidString(o.ID), "ids are valid UTF-8")
+			again, err := CanonicalValue([]byte(o.Value))
+			require.NoError(t, err, "a canonical value is valid JSON")
+			require.Equal(t, o.Value, again, "canonical form is a fixed point")
+			require.LessOrEqual(t, len(o.Value), 8*len(data)+16, "a value's text is bounded by its line")
 		}
 		r := Classify(outs, outs, []Mark{{At: 1, Label: "m"}})
 		require.Equal(t, TypePrecise, r.Type)

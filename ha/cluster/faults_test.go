@@ -51,21 +51,22 @@ func TestFaultLayerRules(t *testing.T) {
 
 func TestProfilerEndpointsNeedTheControlToken(t *testing.T) {
 	r := &runner{log: log.New(io.Discard, "", 0), met: &nodeMetrics{reg: prometheus.NewRegistry()}}
+	k := DeriveKeys([]byte("a cluster secret"))
 	tests := []struct {
-		name   string
-		keys   Keys
-		bearer string
-		want   int
+		name string
+		keys Keys
+		sign bool
+		want int
 	}{
 		{name: "no secret", want: http.StatusOK},
-		{name: "secret, no token", keys: DeriveKeys([]byte("a cluster secret")), want: http.StatusUnauthorized},
-		{name: "secret and token", keys: DeriveKeys([]byte("a cluster secret")), bearer: DeriveKeys([]byte("a cluster secret")).Control, want: http.StatusOK},
+		{name: "secret, no token", keys: k, want: http.StatusUnauthorized},
+		{name: "secret and token", keys: k, sign: true, want: http.StatusOK},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodGet, "/debug/pprof/cmdline", nil)
-			if tc.bearer != "" {
-				req.Header.Set("Authorization", "Bearer "+tc.bearer)
+			if tc.sign {
+				signRequest(req, tc.keys, nil, time.Now())
 			}
 			w := httptest.NewRecorder()
 			r.handler(tc.keys).ServeHTTP(w, req)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -77,10 +78,20 @@ func TestFrameReaderRejects(t *testing.T) {
 	}
 	oversized := make([]byte, headerLen)
 	binary.BigEndian.PutUint32(oversized, MaxFrame+1)
+	oversized[5] = byte(ha.KindStrategy)
+	bigData := make([]byte, headerLen)
+	binary.BigEndian.PutUint32(bigData, MaxDataFrame+1)
+	bigData[5] = byte(ha.KindData)
+	bigRoute := make([]byte, headerLen)
+	binary.BigEndian.PutUint32(bigRoute, MaxControlFrame+1)
+	bigRoute[5] = byte(ha.KindRoute)
+	wrongKind := bytes.Clone(encodeFrames(t, Keys{}, nonce, false, sampleMessages()[:1]))
+	wrongKind[5] = byte(ha.KindStrategy) // a data message in a strategy frame
 	garbage := func() []byte {
 		p := []byte{0x93, 0xff, 0x01, 0x02} // an array of 3 with junk
 		h := make([]byte, headerLen)
 		binary.BigEndian.PutUint32(h, uint32(len(p)))
+		h[5] = byte(ha.KindData)
 		return append(h, p...)
 	}()
 	for _, tc := range []struct {
@@ -90,6 +101,11 @@ func TestFrameReaderRejects(t *testing.T) {
 		want  error
 	}{
 		{"oversized length prefix", oversized, Keys{}, ErrFrameTooLarge},
+		{"data frame above its kind's bound", bigData, Keys{}, ErrFrameTooLarge},
+		{"route frame above its kind's bound", bigRoute, Keys{}, ErrFrameTooLarge},
+		{"hello kind after the hello", []byte{0, 0, 0, 1, 0, kindHello, 0}, Keys{}, ha.ErrMalformed},
+		{"unknown kind", []byte{0, 0, 0, 1, 0, 99, 0}, Keys{}, ha.ErrMalformed},
+		{"message kind differs from the frame's", wrongKind, Keys{}, ha.ErrMalformed},
 		{"payload tampered", flip(good, headerLen+3), k, ErrBadMAC},
 		{"tag tampered", flip(good, len(good)-1), k, ErrBadMAC},
 		{"wrong secret", good, keysFor("another secret!"), ErrBadMAC},
@@ -97,7 +113,7 @@ func TestFrameReaderRejects(t *testing.T) {
 		{"authenticated frame to an open node", good, Keys{}, ErrAuthMismatch},
 		{"garbage payload", garbage, Keys{}, ha.ErrMalformed},
 		{"truncated frame", good[:len(good)-10], k, io.ErrUnexpectedEOF},
-		{"unknown flags", append([]byte{0, 0, 0, 0, 0x80}, good[headerLen:]...), k, ha.ErrMalformed},
+		{"unknown flags", append([]byte{0, 0, 0, 0, 0x80, 1}, good[headerLen:]...), k, ha.ErrMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fr := newFrameReader(bytes.NewReader(tc.input), sessionMAC(tc.keys, nonce), MaxFrame)
@@ -124,11 +140,57 @@ func TestFrameReplayRejected(t *testing.T) {
 
 func TestHelloChecks(t *testing.T) {
 	nonce := bytes.Repeat([]byte{3}, nonceLen)
-	b := encodeFrames(t, Keys{}, nonce, true, nil)
-	fr := newFrameReader(bytes.NewReader(b), nil, MaxFrame)
-	_, err := fr.readHello("C")
-	assert.ErrorIs(t, err, ErrHandshake, "a hello addressed to another host is refused")
-	_, err = readChallenge(bytes.NewReader([]byte("HTTP/1.1 200 OK\r\n\r\n")))
+	k := keysFor("hello secret")
+	hello := func(k Keys, from string) []byte {
+		var buf bytes.Buffer
+		fw := newFrameWriter(&buf, sessionMAC(k, nonce))
+		require.NoError(t, fw.writeHello(from, "B"))
+		require.NoError(t, fw.Flush())
+		return buf.Bytes()
+	}
+	good := hello(k, "A")
+	assert.Len(t, good, headerLen+helloLen+macLen, "the hello has one fixed size")
+	patched := func(b []byte, i int, v byte) []byte {
+		c := bytes.Clone(b)
+		c[i] = v
+		return c
+	}
+	huge := patched(good, 0, 0x7f) // announces about 2 GB
+	for _, tc := range []struct {
+		name  string
+		input []byte
+		keys  Keys
+		self  string
+		want  string
+	}{
+		{"good", good, k, "B", ""},
+		{"addressed to another host", good, k, "C", "addressed to"},
+		{"length above the hello's size", huge, k, "B", "frame too large"},
+		{"length below the hello's size", patched(good, 3, byte((helloLen-1)&0xff)), k, "B", "hello of"},
+		{"a message kind as frame 0", patched(good, 5, byte(ha.KindData)), k, "B", "unknown kind"},
+		{"tampered name", patched(good, headerLen+3, 'Z'), k, "B", "authentication failed"},
+		{"wrong secret", good, keysFor("guess"), "B", "authentication failed"},
+		{"unauthenticated hello to a keyed node", hello(Keys{}, "A"), k, "B", "disagree on authentication"},
+		{"control character in a name", hello(Keys{}, "A\n"), Keys{}, "B", "invalid host name"},
+		{"padding not zero", patched(hello(Keys{}, "A"), headerLen+4, 'x'), Keys{}, "B", "padding"},
+		{"truncated", good[:headerLen+10], k, "B", "truncated hello"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fr := newFrameReader(bytes.NewReader(tc.input), sessionMAC(tc.keys, nonce), MaxFrame)
+			from, err := fr.readHello(tc.self)
+			if tc.want == "" {
+				require.NoError(t, err)
+				assert.Equal(t, "A", from)
+				return
+			}
+			require.ErrorIs(t, err, ErrHandshake)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+	var buf bytes.Buffer
+	assert.ErrorIs(t, newFrameWriter(&buf, nil).writeHello(strings.Repeat("x", MaxHelloName+1), "B"), ErrHandshake,
+		"a host name longer than the hello's field is refused by the writer")
+	_, err := readChallenge(bytes.NewReader([]byte("HTTP/1.1 200 OK\r\n\r\n")))
 	assert.ErrorIs(t, err, ErrHandshake)
 }
 

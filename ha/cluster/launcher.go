@@ -124,7 +124,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: encode experiment: %w", err)
 	}
-	if _, err := sim.Parse(cfgText, "effective experiment"); err != nil {
+	if _, err := sim.ParseWith(cfgText, "effective experiment", e.Options()); err != nil {
 		return nil, fmt.Errorf("cluster: the effective experiment does not round-trip: %w", err)
 	}
 	expFile, err := filepath.Abs(filepath.Join(cfg.Out, "experiment.yaml"))
@@ -584,6 +584,9 @@ func (l *launcher) start(host, strategy, dir string, join []string) (*proc, erro
 	if l.cfg.Profile != "" {
 		args = append(args, "--profile", l.cfg.Profile)
 	}
+	if l.exp.Options().AllowLarge {
+		args = append(args, "--allow-large")
+	}
 	for _, j := range join {
 		args = append(args, "--join", j)
 	}
@@ -866,9 +869,7 @@ func (l *launcher) post(p *proc, path string, body any) error {
 	if err != nil {
 		return err
 	}
-	if k := DeriveKeys(l.cfg.Secret); k.Enabled() {
-		req.Header.Set("Authorization", "Bearer "+k.Control)
-	}
+	signRequest(req, DeriveKeys(l.cfg.Secret), b, time.Now())
 	c := http.Client{Timeout: 2 * time.Second}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -905,13 +906,23 @@ func (l *launcher) postAll(ps map[string]*proc, path string, body any) error {
 // waitMembership waits until every node sees all n hosts as members.
 func (l *launcher) waitMembership(ctx context.Context, ps map[string]*proc, n int, by time.Time) error {
 	c := http.Client{Timeout: time.Second}
+	keys := DeriveKeys(l.cfg.Secret)
 	for _, h := range sortedHosts(ps) {
 		p := ps[h]
 		for {
 			var hz struct {
 				Members []string `json:"members"`
 			}
-			resp, err := c.Get("http://" + p.ready.Metrics + "/healthz")
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.ready.Metrics+"/members", nil)
+			if err != nil {
+				return err
+			}
+			signRequest(req, keys, nil, time.Now())
+			resp, err := c.Do(req)
+			if err == nil && resp.StatusCode != http.StatusOK {
+				resp.Body.Close()
+				err = fmt.Errorf("GET /members: %s", resp.Status)
+			}
 			if err == nil {
 				err = json.NewDecoder(resp.Body).Decode(&hz)
 				resp.Body.Close()

@@ -25,9 +25,10 @@ func TestScheduleNetworkFaults(t *testing.T) {
 	var mu sync.Mutex
 	posted := map[string][]FaultRules{}
 	ps := map[string]*proc{}
+	auth := newControlAuth(DeriveKeys([]byte(secret)), time.Now)
 	for _, h := range []string{"A", "B", "C"} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Authorization") != "Bearer "+DeriveKeys([]byte(secret)).Control {
+			if auth.check(r) != nil {
 				http.Error(w, "unauthorized", http.StatusUnauthorized)
 				return
 			}

@@ -1,12 +1,13 @@
 package cluster
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/pprof"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -89,29 +90,40 @@ func (m *nodeMetrics) update() {
 	}
 }
 
-// handler serves GET /metrics, GET /healthz and the control endpoints
-// POST /start ({"at": unix-ns}, with --await-start), POST /fault (JSON
-// FaultRules) and POST /stop. With a cluster secret the
-// POST endpoints demand "Authorization: Bearer <Keys.Control>".
-func (r *runner) handler(keys Keys) http.Handler {
+// handler serves GET /metrics, GET /healthz (the body "ok", nothing
+// else), and the control endpoints GET /members (the hosts this node sees
+// alive), POST /start ({"at": unix-ns}, with --await-start), POST /fault
+// (JSON FaultRules), POST /stop and the profiler. With a cluster secret
+// the control endpoints demand a per-request tag (control_auth.go).
+func (r *runner) handler(keys Keys) http.Handler { return r.handlerAt(keys, time.Now) }
+
+// handlerAt is handler with the clock that control timestamps are checked against.
+func (r *runner) handlerAt(keys Keys, now func() time.Time) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(r.met.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"host": r.opts.Host, "started": r.started.Load(), "members": r.det.Members()})
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
 	})
+	auth := newControlAuth(keys, now)
 	authorized := func(w http.ResponseWriter, req *http.Request) bool {
 		if !keys.Enabled() {
 			return true
 		}
-		want := "Bearer " + keys.Control
-		if subtle.ConstantTimeCompare([]byte(req.Header.Get("Authorization")), []byte(want)) != 1 {
-			r.log.Printf("control: rejected unauthenticated %s %s from %s", req.Method, req.URL.Path, req.RemoteAddr)
+		if err := auth.check(req); err != nil {
+			r.log.Printf("control: rejected %s %s from %s: %v", req.Method, req.URL.Path, req.RemoteAddr, err)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return false
 		}
 		return true
 	}
+	mux.HandleFunc("GET /members", func(w http.ResponseWriter, req *http.Request) {
+		if !authorized(w, req) {
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"host": r.opts.Host, "started": r.started.Load(), "members": r.det.Members()})
+	})
 	mux.HandleFunc("POST /fault", func(w http.ResponseWriter, req *http.Request) {
 		if !authorized(w, req) {
 			return

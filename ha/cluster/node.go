@@ -31,6 +31,8 @@ import (
 type NodeOptions struct {
 	// Config is the experiment YAML file ("" = the built-in default).
 	Config string
+	// AllowLarge checks Config against sim.LargeLimits.
+	AllowLarge bool
 	// Strategy is the strategy every node of the run uses.
 	Strategy string
 	// Seed overrides the experiment's seed when ≥ 0.
@@ -355,7 +357,7 @@ func newRunner(o NodeOptions) (*runner, error) {
 	var err error
 	if o.Config == "" {
 		e = sim.Default()
-	} else if e, err = sim.Load(o.Config); err != nil {
+	} else if e, err = sim.LoadWith(o.Config, sim.ParseOptions{AllowLarge: o.AllowLarge}); err != nil {
 		return nil, err
 	}
 	if o.Seed >= 0 {
@@ -432,6 +434,9 @@ func newRunner(o NodeOptions) (*runner, error) {
 		Host: o.Host, Keys: keys, Listen: o.DataAddr, Logger: lg,
 		Deliver: func(_ string, m *ha.Message) { r.in.push(ha.Input{Kind: ha.InputMessage, Msg: m}) },
 		Resolve: r.resolve,
+		// Only hosts of the topology may open a connection: a stranger's
+		// hello is refused before any message of it is read.
+		Peer: func(h string) bool { _, ok := r.topo.FragOf(h); return ok },
 	})
 	if err != nil {
 		return nil, err

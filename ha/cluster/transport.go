@@ -33,8 +33,19 @@ type TransportConfig struct {
 	// and counted: a node never blocks on a slow or dead peer, which is the
 	// Env contract (delivery may fail silently).
 	MaxQueue int
-	// MaxFrame bounds an incoming frame's payload in bytes (default MaxFrame).
+	// MaxFrame bounds an incoming frame's payload in bytes (default
+	// MaxFrame); data and control frames have lower bounds of their own
+	// (MaxDataFrame, MaxControlFrame).
 	MaxFrame int
+	// Peer reports whether host may connect to this node: a hello naming
+	// any other host (or this node itself) closes the connection before a
+	// frame is read. Nil accepts every host but this node's own name.
+	Peer func(host string) bool
+	// MaxHandshakes bounds the connections accepted but not yet through
+	// their hello (default 64); more are closed at once. HandshakeTimeout
+	// bounds the time one of them may take (default 2 s).
+	MaxHandshakes    int
+	HandshakeTimeout time.Duration
 	// DialTimeout bounds a connection attempt (default 1 s); a failed peer
 	// is retried every RetryInterval (default 100 ms) while messages wait.
 	DialTimeout   time.Duration
@@ -51,6 +62,7 @@ type TransportStats struct {
 	Dropped       int64 // messages dropped: queue full or a write failed
 	FaultDropped  int64 // messages dropped by the fault layer (partition, loss)
 	Rejected      int64 // connections closed for bad authentication, bad frames or a bad handshake
+	Overflowed    int64 // of Rejected: connections closed unread because MaxHandshakes were pending
 	QueuedPending int64 // messages waiting in outbound queues now
 }
 
@@ -68,10 +80,11 @@ type Transport struct {
 	conns  map[net.Conn]struct{}
 	closed bool
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop       chan struct{}
+	wg         sync.WaitGroup
+	handshakes chan struct{} // one token per connection before its hello
 
-	sent, sentBytes, recv, dropped, faultDropped, rejected, pending atomic.Int64
+	sent, sentBytes, recv, dropped, faultDropped, rejected, pending, overflow atomic.Int64
 }
 
 type queued struct {
@@ -97,6 +110,12 @@ func NewTransport(cfg TransportConfig) (*Transport, error) {
 	if cfg.MaxFrame <= 0 {
 		cfg.MaxFrame = MaxFrame
 	}
+	if cfg.MaxHandshakes <= 0 {
+		cfg.MaxHandshakes = 64
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 2 * time.Second
+	}
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = time.Second
 	}
@@ -113,6 +132,7 @@ func NewTransport(cfg TransportConfig) (*Transport, error) {
 	t := &Transport{
 		cfg: cfg, ln: ln, faults: newFaultLayer(),
 		peers: map[string]*peer{}, conns: map[net.Conn]struct{}{}, stop: make(chan struct{}),
+		handshakes: make(chan struct{}, cfg.MaxHandshakes),
 	}
 	t.wg.Add(1)
 	go t.accept()
@@ -133,6 +153,7 @@ func (t *Transport) Stats() TransportStats {
 	return TransportStats{
 		SentMessages: t.sent.Load(), SentBytes: t.sentBytes.Load(), RecvMessages: t.recv.Load(),
 		Dropped: t.dropped.Load(), FaultDropped: t.faultDropped.Load(), Rejected: t.rejected.Load(),
+		Overflowed:    t.overflow.Load(),
 		QueuedPending: t.pending.Load(),
 	}
 }
@@ -403,7 +424,19 @@ func (t *Transport) accept() {
 			}
 			continue
 		}
+		select {
+		case t.handshakes <- struct{}{}:
+		default:
+			// Too many connections are still in their handshake: refuse
+			// this one without reading from it (a flood of strangers
+			// costs a bounded number of goroutines and no buffers).
+			c.Close()
+			t.rejected.Add(1)
+			t.overflow.Add(1)
+			continue
+		}
 		if !t.track(c) {
+			<-t.handshakes
 			return
 		}
 		t.wg.Add(1)
@@ -417,18 +450,13 @@ func (t *Transport) serve(c net.Conn) {
 	defer t.wg.Done()
 	defer t.untrack(c)
 	remote := c.RemoteAddr().String()
-	challenge, nonce := newChallenge()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.Write(challenge); err != nil {
-		return
-	}
-	fr := newFrameReader(c, sessionMAC(t.cfg.Keys, nonce), t.cfg.MaxFrame)
-	from, err := fr.readHello(t.cfg.Host)
+	fr, from, err := t.handshake(c)
 	if err != nil {
-		t.reject(remote, "", err)
+		if err != errNoChallenge {
+			t.reject(remote, from, err)
+		}
 		return
 	}
-	_ = c.SetDeadline(time.Time{})
 	for {
 		m := new(ha.Message)
 		if err := fr.ReadMessage(m); err != nil {
@@ -448,6 +476,30 @@ func (t *Transport) serve(c net.Conn) {
 		t.recv.Add(1)
 		t.cfg.Deliver(from, m)
 	}
+}
+
+var errNoChallenge = errors.New("challenge not written")
+
+// handshake sends the challenge and reads the hello of an accepted
+// connection, within HandshakeTimeout and holding one of the
+// MaxHandshakes tokens; it returns the connection's reader and the peer.
+func (t *Transport) handshake(c net.Conn) (*frameReader, string, error) {
+	defer func() { <-t.handshakes }()
+	challenge, nonce := newChallenge()
+	_ = c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
+	if _, err := c.Write(challenge); err != nil {
+		return nil, "", errNoChallenge
+	}
+	fr := newFrameReader(c, sessionMAC(t.cfg.Keys, nonce), t.cfg.MaxFrame)
+	from, err := fr.readHello(t.cfg.Host)
+	if err != nil {
+		return nil, "", err
+	}
+	if from == t.cfg.Host || (t.cfg.Peer != nil && !t.cfg.Peer(from)) {
+		return nil, from, fmt.Errorf("%w: host %q is not a peer of this node in the topology", ErrHandshake, from)
+	}
+	_ = c.SetDeadline(time.Time{})
+	return fr, from, nil
 }
 
 func (t *Transport) reject(remote, host string, err error) {

@@ -236,8 +236,16 @@ func (p *params) float(name string) (v float64, ok bool, err error) {
 	if math.IsNaN(v) {
 		return 0, true, p.errf(name, "must be a number, got NaN")
 	}
+	// Finite and bounded: an infinite threshold or a scale of 1e308 gives
+	// outputs of ±Inf, which no log or report can carry.
+	if math.IsInf(v, 0) || math.Abs(v) > maxParam {
+		return 0, true, p.errf(name, "must be a finite number of magnitude at most %g, got %g", maxParam, v)
+	}
 	return v, true, nil
 }
+
+// maxParam bounds the magnitude of a numeric operator parameter.
+const maxParam = 1e15
 
 // duration reads a required positive duration string.
 func (p *params) duration(name string) (time.Duration, error) {

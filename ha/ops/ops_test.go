@@ -89,7 +89,9 @@ func TestNewErrors(t *testing.T) {
 		{"filter", map[string]any{"value_gt": "3"}, ErrInvalidParameter, `filter.value_gt: must be a number, got "3"`},
 		{"filter", map[string]any{"value_gt": 5, "value_lt": 1.5}, ErrInvalidParameter, `filter.value_lt: must be greater than value_gt (5), got 1.5`},
 		{"map", map[string]any{"scale": true}, ErrInvalidParameter, `map.scale: must be a number, got true (bool)`},
-		{"map", map[string]any{"offset": math.Inf(1)}, ErrInvalidParameter, `map.scale: scale and offset must be finite`},
+		{"map", map[string]any{"offset": math.Inf(1)}, ErrInvalidParameter, `map.offset: must be a finite number of magnitude at most 1e+15, got +Inf`},
+		{"map", map[string]any{"scale": 1e308}, ErrInvalidParameter, `map.scale: must be a finite number of magnitude at most 1e+15, got 1e+308`},
+		{"filter", map[string]any{"value_gt": math.Inf(1)}, ErrInvalidParameter, `filter.value_gt: must be a finite number of magnitude at most 1e+15, got +Inf`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.msg, func(t *testing.T) {
