@@ -166,7 +166,7 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	if f.quiet {
 		lg = nil
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cmp, err := cluster.Launch(ctx, cluster.LaunchConfig{
 		Experiment: e, Strategies: names, Exe: exe, Args: []string{"node"}, Out: dir,
@@ -174,7 +174,7 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 		FailureFreeOverhead: f.ffOverhead, OverheadRounds: f.overheadRounds, Chaos: chaos, Log: lg, CPUProfileDir: f.cpuProfileDir,
 	})
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("interrupted: every node process was stopped (partial files in %s)", dir)
+		return fmt.Errorf("%w: every node process was stopped; the partial traces are kept in %s", errInterrupted, dir)
 	}
 	if err != nil {
 		return err

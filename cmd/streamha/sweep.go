@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -211,6 +212,9 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 	if err != nil {
 		if errors.Is(err, reports.ErrSweepMismatch) {
 			return usage("%w", err)
+		}
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("%w: the finished points are kept in %s; run the same command again to resume", errInterrupted, dir)
 		}
 		return err
 	}
