@@ -27,7 +27,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-//go:embed 0*/README.md 0*/*.yaml 05-own-strategy/mystrategy/*.go
+//go:embed 0*/README.md 0*/*.yaml
 var files embed.FS
 
 // ErrExists marks a lab file that Init would overwrite with different
@@ -177,9 +177,9 @@ func (l *Lab) File(name string) ([]byte, error) {
 	return b, nil
 }
 
-// Files lists the lab's files (handout, experiment files, blank answers
-// and, for lab 5, the strategy skeleton) as slash-separated paths relative
-// to the lab's directory, in lexical order.
+// Files lists the lab's files (handout, experiment files, blank answers)
+// as slash-separated paths relative to the lab's directory, in lexical
+// order.
 func (l *Lab) Files() []string {
 	var names []string
 	err := fs.WalkDir(files, l.Dir, func(p string, d fs.DirEntry, err error) error {
