@@ -29,7 +29,7 @@ type clusterFlags struct {
 	cpuProfileDir                                       string
 	seed                                                int64
 	duration, startup                                   time.Duration
-	json, noBaseline, ffOverhead, quiet                 bool
+	json, noBaseline, ffOverhead, quiet, force          bool
 	chaos, chaosWindow                                  time.Duration
 	chaosKinds                                          []string
 	spares, overheadRounds                              int
@@ -54,7 +54,9 @@ func newClusterCmd() *cobra.Command {
 	fl.StringVar(&f.config, "config", "", "experiment YAML file (default: the built-in experiment)")
 	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the file's strategies, else all)")
 	fl.Int64Var(&f.seed, "seed", -1, "seed (default: the experiment's)")
-	fl.StringVar(&f.out, "out", "", "output directory (default ./streamha-out/<experiment>-<seed>-cluster/)")
+	fl.StringVar(&f.out, "out", "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-cluster-<time>/, linked as\n"+
+		"streamha-out/latest); refused when it holds an earlier run, unless --force")
+	fl.BoolVar(&f.force, "force", false, "let --out replace a directory that holds an earlier run (its files are removed first)")
 	fl.BoolVar(&f.json, "json", false, "print result.json on stdout instead of the table")
 	fl.DurationVar(&f.duration, "duration", 0, "shorten or lengthen the run; fault times scale in proportion (default: the experiment's)")
 	fl.DurationVar(&f.startup, "startup", 0, "how long the processes may take to start and see each other before the run fails (default 30s)")
@@ -157,9 +159,15 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	if err != nil {
 		return fmt.Errorf("cluster: find own executable: %w", err)
 	}
-	dir := f.out
-	if dir == "" {
-		dir = filepath.Join("streamha-out", fmt.Sprintf("%s-%d-cluster", e.Name, e.Seed))
+	id, err := newRunIdentity("cluster", e, names, clusterCommand(f, e))
+	if err != nil {
+		return err
+	}
+	dir, err := prepareOutDir(outDirOptions{
+		Out: f.out, Base: fmt.Sprintf("%s-%d-cluster", e.Name, e.Seed), Force: f.force, Now: time.Now(),
+	}, id)
+	if err != nil {
+		return err
 	}
 	logw := cmd.ErrOrStderr()
 	lg := log.New(logw, "cluster: ", log.Ltime)

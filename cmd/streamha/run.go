@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -26,6 +25,7 @@ type runFlags struct {
 	out      string
 	json     bool
 	noOut    bool
+	force    bool
 	quiet    bool
 	cpuProf  string
 }
@@ -48,7 +48,9 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.config, "config", "", "experiment YAML file (default: the built-in experiment)")
 	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the file's strategies, else all)")
 	fl.Int64Var(&f.seed, "seed", -1, "seed (default: the experiment's)")
-	fl.StringVar(&f.out, "out", "", "output directory (default ./streamha-out/<experiment>-<seed>/)")
+	fl.StringVar(&f.out, "out", "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-<time>/, linked as streamha-out/latest);\n"+
+		"refused when it holds a different run, unless --force")
+	fl.BoolVar(&f.force, "force", false, "let --out replace a directory that holds a different run (its files are removed first)")
 	fl.BoolVar(&f.json, "json", false, "print result.json on stdout instead of the table")
 	fl.BoolVar(&f.noOut, "no-out", false, "write no files")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
@@ -134,9 +136,15 @@ func runRun(cmd *cobra.Command, f runFlags) (err error) {
 	}
 	dir := ""
 	if !f.noOut {
-		dir = f.out
-		if dir == "" {
-			dir = filepath.Join("streamha-out", fmt.Sprintf("%s-%d", e.Name, e.Seed))
+		id, err := newRunIdentity("sim", e, names, reproduceCommand(f, e))
+		if err != nil {
+			return err
+		}
+		dir, err = prepareOutDir(outDirOptions{
+			Out: f.out, Base: fmt.Sprintf("%s-%d", e.Name, e.Seed), Force: f.force, Reproducible: true, Now: time.Now(),
+		}, id)
+		if err != nil {
+			return err
 		}
 	}
 	cmp, err := compareInto(e, names, dir, progress, reproduceCommand(f, e))
