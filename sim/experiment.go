@@ -287,6 +287,12 @@ func Load(path string) (*Experiment, error) {
 // Missing fields take the defaults of the built-in experiment's models;
 // unknown fields are errors.
 func Parse(b []byte, name string) (*Experiment, error) {
+	return parse(b, name, true)
+}
+
+// parse is Parse; lines false leaves line numbers out of decoding errors
+// (for YAML the user did not write, as a sweep point's).
+func parse(b []byte, name string, lines bool) (*Experiment, error) {
 	e := &Experiment{}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -294,7 +300,7 @@ func Parse(b []byte, name string) (*Experiment, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: %s: empty file", ErrConfig, name)
 		}
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, explainYAMLError(err, b, lines))
 	}
 	e.fillDefaults()
 	if err := e.Validate(); err != nil {

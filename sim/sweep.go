@@ -258,7 +258,7 @@ func (sw *Sweep) Experiment(p SweepPoint) (*Experiment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sweep experiment: %w", err)
 	}
-	e, err := Parse(text, "sweep point "+strings.Join(p.Values, ","))
+	e, err := parse(text, "sweep point "+strings.Join(p.Values, ","), false)
 	if err != nil {
 		return nil, err
 	}
