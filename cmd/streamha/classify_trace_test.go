@@ -70,3 +70,17 @@ func TestClassifyReadsStreamhaTraces(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "not a streamha trace")
 }
+
+// TestLabStrategyIsNeverListed: lab 5's skeleton runs when named (the
+// lab's commands need it) but is not offered as a strategy anywhere else.
+func TestLabStrategyIsNeverListed(t *testing.T) {
+	code, _, errOut := runCLI(t, "run", "--strategy", "nope", "--no-out")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "passive-standby")
+	assert.NotContains(t, errOut, "my-strategy")
+	code, out, errOut := runCLI(t, "strategies", "--all")
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, "my-strategy")
+	code, _, errOut = runCLI(t, "run", "--strategy", "my-strategy", "--no-out", "--quiet")
+	assert.Equal(t, 0, code, errOut)
+}
