@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"os/exec"
@@ -117,18 +116,4 @@ func TestInterruptedSweepExits130AndKeepsPoints(t *testing.T) {
 	kept := countLines(points)
 	assert.Positive(t, kept)
 	assert.Less(t, kept, len(rates))
-}
-
-func countLines(path string) int {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	n := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		n++
-	}
-	return n
 }

@@ -110,7 +110,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	})
 	root.AddCommand(newRunCmd(), newClassifyCmd(), newStrategiesCmd())
 	root.AddCommand(newSweepCmd(), newReportCmd())
-	root.AddCommand(newLabCmd(), newExamplesCmd(), newTraceCmd(), newVersionCmd())
+	root.AddCommand(newLabCmd(), newExamplesCmd(), newTraceCmd(), newServeCmd(), newVersionCmd())
 	for _, c := range extraCommands {
 		root.AddCommand(c())
 	}
