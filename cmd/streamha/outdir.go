@@ -192,3 +192,17 @@ func readMarker(dir string) (runIdentity, bool) {
 	}
 	return id, true
 }
+
+// removeIfUnused removes a run directory that holds nothing but its
+// marker (a run that failed before writing anything), so that a failed
+// command leaves no empty run behind.
+func removeIfUnused(dir string) {
+	if dir == "" {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 || entries[0].Name() != runMarker {
+		return
+	}
+	_ = os.RemoveAll(dir)
+}

@@ -105,3 +105,16 @@ func TestOutDirNeverMixesRuns(t *testing.T) {
 		})
 	}
 }
+
+func TestRemoveIfUnusedKeepsAnyOutput(t *testing.T) {
+	empty, used := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	for _, d := range []string{empty, used} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+		require.NoError(t, writeMarker(d, runIdentity{Mode: "sim", Fingerprint: "f"}))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(used, "trace-amnesia.jsonl"), nil, 0o644))
+	removeIfUnused(empty)
+	removeIfUnused(used)
+	assert.NoDirExists(t, empty)
+	assert.FileExists(t, filepath.Join(used, "trace-amnesia.jsonl"))
+}

@@ -149,6 +149,7 @@ func runRun(cmd *cobra.Command, f runFlags) (err error) {
 	}
 	cmp, err := compareInto(e, names, dir, progress, reproduceCommand(f, e))
 	if err != nil {
+		removeIfUnused(dir)
 		return err
 	}
 	out := cmd.OutOrStdout()
