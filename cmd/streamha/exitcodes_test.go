@@ -117,3 +117,33 @@ func TestInterruptedSweepExits130AndKeepsPoints(t *testing.T) {
 	assert.Positive(t, kept)
 	assert.Less(t, kept, len(rates))
 }
+
+// TestInterruptedClusterExits130 sends SIGINT to a cluster run once it
+// has started: every node process is stopped, the exit status is 130 and
+// the message names the directory that keeps the partial traces.
+func TestInterruptedClusterExits130(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the streamha binary and starts node processes: skipped with -short")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(streamhaBinary(t), "cluster", "--strategy", "amnesia", "--duration", "3s", "--no-baseline", "--quiet", "--out", "cl")
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	started := filepath.Join(dir, "cl", "experiment.yaml")
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.FileExists(t, started, "the cluster run never started")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "the run finished before the interrupt: %s", out.String())
+	assert.Equal(t, exitInterrupted, ee.ExitCode(), errb.String())
+	assert.Contains(t, errb.String(), "interrupted: every node process was stopped; the partial traces are kept in cl")
+}
