@@ -32,6 +32,7 @@ func TestExitCodes(t *testing.T) {
 	write("field.yaml", "name: x\nsource: {rat: 10}\n")
 	write("out.jsonl", `{"id":"a","value":1}`+"\n")
 	write("lab1-answers.yaml", "q1: gap\n")
+	write("lab1-blank.yaml", "# Answers for lab 1. One key per question.\nq1:\n")
 	// A directory holding a run of another strategy.
 	code, _, errOut := runBinary(t, dir, "run", "--config", "exp.yaml", "--strategy", "amnesia", "--out", "taken", "--quiet")
 	require.Equal(t, 0, code, errOut)
@@ -66,6 +67,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown field", []string{"run", "--config", "field.yaml", "--no-out"}, 2, "rat"},
 		{"unreadable classify input", []string{"classify", "--expected", "nowhere.jsonl", "--observed", "out.jsonl"}, 2, "nowhere.jsonl"},
 		{"no answers file", []string{"lab", "check", "1"}, 2, "streamha lab init 1"},
+		{"another lab's answers", []string{"lab", "check", "2", "--answers", "lab1-blank.yaml"}, 2, "holds the answers of lab 1"},
 		{"out holds a different run", []string{"run", "--config", "exp.yaml", "--strategy", "passive-standby", "--out", "taken", "--quiet"}, 2, "holds a different run"},
 		{"lab init over filled answers", []string{"lab", "init", "2", "lab2"}, 2, "--force"},
 	}

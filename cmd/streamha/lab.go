@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -103,6 +105,9 @@ func newLabCmd() *cobra.Command {
 					return usage("no answers.yaml in this directory: write the lab's files here with 'streamha lab init %d', or give --answers FILE", l.N)
 				}
 			}
+			if n, ok := answersLab(path); ok && n != l.N {
+				return usage("%s holds the answers of lab %d: check it with 'streamha lab check %d', or write lab %d's files into another directory with 'streamha lab init %d DIR'", path, n, n, l.N, l.N)
+			}
 			a, err := labs.ReadAnswers(l, path)
 			if err != nil {
 				return usageErr{err}
@@ -132,3 +137,21 @@ func newLabCmd() *cobra.Command {
 
 // errLabWrong makes `lab check` exit 1 after printing its verdicts.
 var errLabWrong = errors.New("some answers are wrong or a requirement failed (see above)")
+
+// answersHeader is the first line of every lab's blank answers file.
+var answersHeader = regexp.MustCompile(`^# Answers for lab (\d+)\.`)
+
+// answersLab reads which lab an answers file was written for, from the
+// header 'lab init' wrote (false when there is none).
+func answersLab(path string) (int, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	m := answersHeader.FindSubmatch(b)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(m[1]))
+	return n, err == nil
+}
