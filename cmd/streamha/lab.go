@@ -21,7 +21,8 @@ func newLabCmd() *cobra.Command {
 		Long: "lab lists the teaching labs, writes a lab's files (handout, experiment files, blank answers), prints\n" +
 			"a handout, and checks a lab's answers: the check reruns the lab's experiments in the simulator\n" +
 			"(deterministically, with the lab's own built-in files and seeds) and says per question whether the\n" +
-			"answer is right and why, with the evidence it computed. Everything a lab needs is inside the binary.\n" +
+			"answer is right and why, with the evidence it computed. The binary holds every lab's files (lab 5 also\n" +
+			"needs a clone of the repository: the student edits streamha's source).\n" +
 			"Exit status of check: 0 all right, 1 some wrong, 2 usage errors. See docs/teaching.md.",
 		Example: "  streamha lab list\n  mkdir lab1 && cd lab1 && streamha lab init 1\n" +
 			"  streamha run --config experiment.yaml --out lab1-out\n  streamha lab check 1",
