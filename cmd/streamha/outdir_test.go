@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,4 +118,40 @@ func TestRemoveIfUnusedKeepsAnyOutput(t *testing.T) {
 	removeIfUnused(used)
 	assert.NoDirExists(t, empty)
 	assert.FileExists(t, filepath.Join(used, "trace-amnesia.jsonl"))
+}
+
+// TestSweepsGetTheirOwnDefaultDirectories: after one sweep, a different
+// sweep with the default --out runs in its own directory instead of
+// failing with "directory holds a different sweep", and the same sweep
+// again resumes in its directory with nothing left to run.
+func TestSweepsGetTheirOwnDefaultDirectories(t *testing.T) {
+	t.Chdir(t.TempDir())
+	exp := writeFile(t, "exp.yaml", sweepTestExperiment)
+	sweep := func(rates string) string {
+		t.Helper()
+		code, out, errOut := runCLI(t, "sweep", "--config", exp, "--strategy", "amnesia", "--param", "source.rate="+rates, "--no-progress", "--no-report")
+		require.Equal(t, 0, code, errOut)
+		return out
+	}
+	first := sweep("200,300")
+	second := sweep("250")
+	dirs, err := filepath.Glob(filepath.Join(outRoot, "sweep-small-*"))
+	require.NoError(t, err)
+	assert.Len(t, dirs, 2)
+	assert.Contains(t, first, "2 points done")
+	assert.Contains(t, second, "1 points done")
+	target, err := os.Readlink(filepath.Join(outRoot, "latest-sweep"))
+	require.NoError(t, err)
+	assert.Contains(t, second, filepath.Join(outRoot, target))
+	again := sweep("200,300")
+	dirOf := func(out string) string {
+		_, after, _ := strings.Cut(out, "→ ")
+		d, _, _ := strings.Cut(after, "\n")
+		return d
+	}
+	assert.Equal(t, dirOf(first), dirOf(again), "the same sweep resumes in its own directory")
+	assert.NotEqual(t, dirOf(first), dirOf(second))
+	dirs, err = filepath.Glob(filepath.Join(outRoot, "sweep-small-*"))
+	require.NoError(t, err)
+	assert.Len(t, dirs, 2)
 }
