@@ -300,7 +300,7 @@ func parse(b []byte, name string, lines bool) (*Experiment, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: %s: empty file", ErrConfig, name)
 		}
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, explainYAMLError(err, b, lines))
+		return nil, fmt.Errorf("%w: %w", ErrConfig, explainYAMLError(name, err, b, lines))
 	}
 	e.fillDefaults()
 	if err := e.Validate(); err != nil {

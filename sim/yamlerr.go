@@ -13,8 +13,8 @@ import (
 )
 
 // This file rewrites the YAML decoder's errors about an experiment in the
-// file's own terms: every problem names its line (counted from 1, as an
-// editor does) and the field's path (source.rate, nodes[1].ops[0]), and
+// file's own terms, "FILE:LINE: FIELD: problem": the line counted from 1,
+// as an editor does, the field's path (source.rate, nodes[1].ops[0]), and
 // never a Go type.
 
 // yamlParserProblems are the messages of go.yaml.in/yaml/v3's parser
@@ -43,18 +43,18 @@ var (
 	yamlGot      = regexp.MustCompile(`got ("(?:[^"\\]|\\.)*")`)
 )
 
-// explainYAMLError rewrites err, an error of decoding src into an
-// Experiment. With lines false (YAML generated from the user's, as for a
-// sweep point) line numbers are left out: they would point into a text the
-// user never saw.
-func explainYAMLError(err error, src []byte, lines bool) error {
+// explainYAMLError rewrites err, an error of decoding src (named name)
+// into an Experiment. With lines false (YAML generated from the user's, as
+// for a sweep point) line numbers are left out: they would point into a
+// text the user never saw.
+func explainYAMLError(name string, err error, src []byte, lines bool) error {
 	var root yaml.Node
 	_ = yaml.Unmarshal(src, &root) // a syntax error leaves no tree: messages keep their lines only
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		msgs := make([]string, len(te.Errors))
 		for i, m := range te.Errors {
-			msgs[i] = explainProblem(m, &root, lines)
+			msgs[i] = explainProblem(name, m, &root, lines)
 		}
 		if len(msgs) == 1 {
 			return errors.New(msgs[0])
@@ -69,33 +69,30 @@ func explainYAMLError(err error, src []byte, lines bool) error {
 		}
 		problem := "YAML syntax: " + m[2]
 		if line > 0 && lines {
-			return fmt.Errorf("line %d: %s", line, problem)
+			return fmt.Errorf("%s:%d: %s", name, line, problem)
 		}
-		return errors.New(problem)
+		return fmt.Errorf("%s: %s", name, problem)
 	}
-	return errors.New(explainProblem(msg, &root, lines))
+	return errors.New(explainProblem(name, msg, &root, lines))
 }
 
 // explainProblem rewrites one "line N: problem" message.
-func explainProblem(msg string, root *yaml.Node, lines bool) string {
+func explainProblem(name, msg string, root *yaml.Node, lines bool) string {
 	m := yamlLine.FindStringSubmatch(msg)
 	if m == nil {
-		return msg
+		return name + ": " + msg
 	}
 	line, _ := strconv.Atoi(m[1])
 	problem := m[2]
 	where := func(path string) string {
-		var parts []string
+		w := name
 		if lines {
-			parts = append(parts, "line "+m[1])
+			w += ":" + m[1]
 		}
 		if path != "" {
-			parts = append(parts, path)
+			w += ": " + path
 		}
-		if len(parts) == 0 {
-			return ""
-		}
-		return strings.Join(parts, ": ") + ": "
+		return w + ": "
 	}
 	if f := yamlNotFound.FindStringSubmatch(problem); f != nil {
 		path, parent := findKey(root, line, f[1])
