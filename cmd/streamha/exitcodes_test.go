@@ -149,3 +149,37 @@ func TestInterruptedClusterExits130(t *testing.T) {
 	assert.Equal(t, exitInterrupted, ee.ExitCode(), errb.String())
 	assert.Contains(t, errb.String(), "interrupted: every node process was stopped; the partial traces are kept in cl")
 }
+
+// TestInterruptedRunExits130 sends SIGINT to a long simulated run once
+// its first strategy's trace is written: the exit status is 130 and the
+// message names the directory that keeps the finished traces.
+func TestInterruptedRunExits130(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the streamha binary: skipped with -short")
+	}
+	dir := t.TempDir()
+	def, err := os.ReadFile(filepath.Join("..", "..", "examples", "default.yaml"))
+	require.NoError(t, err)
+	long := strings.Replace(string(def), "\nduration: 20s ", "\nduration: 300s ", 1)
+	require.NotEqual(t, string(def), long)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "long.yaml"), []byte(long), 0o644))
+	cmd := exec.Command(streamhaBinary(t), "run", "--config", "long.yaml", "--out", "lr", "--quiet")
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(2 * time.Minute)
+	var traces []string
+	for len(traces) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		traces, _ = filepath.Glob(filepath.Join(dir, "lr", "trace-*.jsonl"))
+	}
+	require.NotEmpty(t, traces, "no strategy finished")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "the run finished before the interrupt: %s", out.String())
+	assert.Equal(t, exitInterrupted, ee.ExitCode(), errb.String())
+	assert.Contains(t, errb.String(), "interrupted: the traces of the strategies finished so far are kept in lr")
+	assert.NoFileExists(t, filepath.Join(dir, "lr", "result.json"))
+}

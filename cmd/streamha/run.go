@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -147,6 +149,9 @@ func runRun(cmd *cobra.Command, f runFlags) (err error) {
 			return err
 		}
 	}
+	if dir != "" {
+		defer exitOnInterrupt(cmd.ErrOrStderr(), dir)()
+	}
 	cmp, err := compareInto(e, names, dir, progress, reproduceCommand(f, e))
 	if err != nil {
 		removeIfUnused(dir)
@@ -253,4 +258,27 @@ func startCPUProfile(path string) (stop func() error, err error) {
 		}
 		return nil
 	}, nil
+}
+
+// exitOnInterrupt makes Ctrl-C (or SIGTERM) during a run end the process
+// with exitInterrupted after saying what the run directory keeps: the
+// simulator cannot be stopped midway, and the traces of the strategies
+// already finished are written as they finish. The returned function
+// stops listening.
+func exitOnInterrupt(stderr io.Writer, dir string) (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			fmt.Fprintf(stderr, "streamha: %v: the traces of the strategies finished so far are kept in %s (no result.json: the run is incomplete)\n", errInterrupted, dir)
+			os.Exit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
 }
