@@ -6,12 +6,16 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// pageLink finds the targets of links, frames and forms in a page.
+var pageLink = regexp.MustCompile(`(?:href|src|action)="([^"]*)"`)
 
 // TestServeListsOpensAndComparesRuns: the same command run twice keeps two
 // directories; the page lists both (and a third run of another strategy)
@@ -63,6 +67,29 @@ func TestServeListsOpensAndComparesRuns(t *testing.T) {
 	assert.Contains(t, cmp, "not run", "each run has a strategy the other lacks")
 	assert.Contains(t, cmp, `src="files/`+a+`/report.html"`)
 	assert.Contains(t, cmp, `src="files/`+b+`/report.html"`)
+
+	// Every link and frame of both pages resolves, as a browser would
+	// follow them from the page's own address.
+	followed := 0
+	for _, page := range []struct{ path, body string }{{"/", page}, {"/compare", cmp}} {
+		for _, m := range pageLink.FindAllStringSubmatch(page.body, -1) {
+			ref := m[1]
+			if strings.HasPrefix(ref, "#") {
+				continue
+			}
+			base, err := url.Parse(srv.URL + page.path)
+			require.NoError(t, err)
+			u, err := base.Parse(ref)
+			require.NoError(t, err)
+			if ref == "compare" {
+				continue // the form's action, with parameters tested above
+			}
+			code, _ := get(u.RequestURI())
+			assert.Equal(t, http.StatusOK, code, "%s on %s", ref, page.path)
+			followed++
+		}
+	}
+	assert.GreaterOrEqual(t, followed, 10)
 
 	for _, bad := range []string{"/compare?a=" + a + "&b=nowhere", "/compare", "/files/../exp.yaml", "/files/%2e%2e/exp.yaml"} {
 		code, _ := get(bad)
