@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +45,12 @@ func lab1() *Lab {
 		for _, id := range append(slices.Clone(wrong), r.cls.MissingIDs...) {
 			if _, w, ok := strings.Cut(id, "|w="); ok && !slices.Contains(windows, w) {
 				windows = append(windows, w)
+			}
+		}
+		// A window start is a time: "3" is read as "3s", as the ids write it.
+		for i, a := range c.answers["q3"] {
+			if _, err := strconv.ParseFloat(strings.TrimSpace(a), 64); err == nil {
+				c.answers["q3"][i] = strings.TrimSpace(a) + "s"
 			}
 		}
 		c.set("q3", windows, fmt.Sprintf("The damaged ids are %s; B crashed at 3.4 s, inside that window.", list(append(wrong, r.cls.MissingIDs...), 8)),

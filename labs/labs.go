@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +29,10 @@ import (
 
 //go:embed 0*/README.md 0*/*.yaml
 var files embed.FS
+
+// ErrExists marks a lab file that Init would overwrite with different
+// content (a student's answers, say); it wraps ErrUsage.
+var ErrExists = fmt.Errorf("%w: file exists", ErrUsage)
 
 // ErrUsage marks errors the CLI reports with exit status 2: an unknown lab,
 // an unreadable answers file or an unknown question key.
@@ -170,6 +175,67 @@ func (l *Lab) File(name string) ([]byte, error) {
 		return nil, fmt.Errorf("lab %d: %w", l.N, err)
 	}
 	return b, nil
+}
+
+// Files lists the lab's files (handout, experiment files, blank answers)
+// as slash-separated paths relative to the lab's directory, in lexical
+// order.
+func (l *Lab) Files() []string {
+	var names []string
+	err := fs.WalkDir(files, l.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			names = append(names, strings.TrimPrefix(p, l.Dir+"/"))
+		}
+		return nil
+	})
+	if err != nil {
+		panic("labs: embedded files of " + l.Dir + ": " + err.Error())
+	}
+	return names
+}
+
+// Init writes the lab's files into dir (created if needed), keeping
+// their relative paths, and returns the paths written. A file that exists
+// with the same content is left alone; one with different content (a
+// student's answers, say) is an ErrExists error unless overwrite is set,
+// and then nothing at all is written.
+func (l *Lab) Init(dir string, overwrite bool) ([]string, error) {
+	names := l.Files()
+	var write []string
+	for _, n := range names {
+		want, err := l.File(n)
+		if err != nil {
+			return nil, err
+		}
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		have, err := os.ReadFile(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("lab %d: %w", l.N, err)
+		case bytes.Equal(have, want):
+			continue
+		case !overwrite:
+			return nil, fmt.Errorf("%w: %s differs from lab %d's %s; move it away or pass --force to replace it", ErrExists, p, l.N, n)
+		}
+		write = append(write, n)
+	}
+	var written []string
+	for _, n := range write {
+		b, _ := l.File(n)
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return written, fmt.Errorf("lab %d: %w", l.N, err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return written, fmt.Errorf("lab %d: %w", l.N, err)
+		}
+		written = append(written, p)
+	}
+	return written, nil
 }
 
 // Template returns the blank answers template.

@@ -45,16 +45,71 @@ func TestEveryLabHasHandoutFilesAndTemplate(t *testing.T) {
 			require.NoError(t, err, "the blank template parses")
 			assert.Empty(t, tmpl, "the template is blank")
 			assert.Contains(t, l.Template(), "q1:")
-			// Every command in the handout names files that exist.
+			// Every file a handout command names is one 'streamha lab init'
+			// writes (or, in lab 5, one of the repository clone).
+			files := l.Files()
+			assert.Contains(t, files, "README.md")
+			assert.Contains(t, files, "answers.yaml")
 			for _, line := range strings.Split(h, "\n") {
-				for _, f := range strings.Fields(line) {
-					if strings.HasPrefix(f, "labs/") && strings.HasSuffix(f, ".yaml") {
+				for _, f := range strings.Fields(strings.Trim(line, "`")) {
+					f = strings.Trim(f, "`.,:")
+					switch {
+					case strings.HasPrefix(f, "labs/"):
 						assert.FileExists(t, filepath.Join("..", f), "handout line %q", line)
+					case strings.HasSuffix(f, ".yaml") && !strings.Contains(f, "/"):
+						assert.Contains(t, files, f, "handout line %q", line)
 					}
 				}
 			}
+			assert.NotContains(t, h, "--answers", "the check finds answers.yaml by itself")
 		})
 	}
+}
+
+func TestInitWritesTheFilesAndKeepsAnswers(t *testing.T) {
+	l, err := labs.Get(2)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	written, err := l.Init(dir, false)
+	require.NoError(t, err)
+	assert.Len(t, written, len(l.Files()))
+	for _, f := range []string{"README.md", "answers.yaml", "experiment.yaml", "experiment-dedup.yaml"} {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+	// A second init over the same files writes nothing.
+	written, err = l.Init(dir, false)
+	require.NoError(t, err)
+	assert.Empty(t, written)
+	// A student's answers are never replaced without overwrite.
+	answers := filepath.Join(dir, "answers.yaml")
+	require.NoError(t, os.WriteFile(answers, []byte("q1: gap\n"), 0o644))
+	_, err = l.Init(dir, false)
+	require.ErrorIs(t, err, labs.ErrExists)
+	require.ErrorIs(t, err, labs.ErrUsage)
+	assert.Contains(t, err.Error(), "answers.yaml")
+	b, _ := os.ReadFile(answers)
+	assert.Equal(t, "q1: gap\n", string(b))
+	written, err = l.Init(dir, true)
+	require.NoError(t, err)
+	assert.Equal(t, []string{answers}, written)
+	b, _ = os.ReadFile(answers)
+	assert.Equal(t, l.Template(), string(b))
+}
+
+func TestLab1WindowStartWithOrWithoutUnit(t *testing.T) {
+	l, err := labs.Get(1)
+	require.NoError(t, err)
+	for _, ans := range []string{"[3s]", "[3]", "3"} {
+		a, err := labs.ParseAnswers(l, []byte("q3: "+ans+"\n"))
+		require.NoError(t, err)
+		res, err := l.Check(a, opts())
+		require.NoError(t, err)
+		assert.True(t, res.Verdicts[2].Right, "%s: %s", ans, res.Verdicts[2].Why)
+	}
+	a, _ := labs.ParseAnswers(l, []byte("q3: [4]\n"))
+	res, err := l.Check(a, opts())
+	require.NoError(t, err)
+	assert.False(t, res.Verdicts[2].Right)
 }
 
 func TestCheckCorrectAndWrongAnswers(t *testing.T) {

@@ -332,7 +332,7 @@ func ParseWith(b []byte, name string, o ParseOptions) (*Experiment, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: %s: empty file", ErrConfig, name)
 		}
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, explainYAMLError(name, err, b, !o.noLines))
 	}
 	var second yaml.Node
 	if err := docs.Decode(&second); err == nil {
@@ -346,7 +346,12 @@ func ParseWith(b []byte, name string, o ParseOptions) (*Experiment, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(e); err != nil {
-		return nil, fl.decodeError(name, err)
+		if ve := (*valueError)(nil); errors.As(err, &ve) {
+			return nil, fl.decodeError(name, err)
+		}
+		// Unknown fields and wrong types: the YAML's own words, never a
+		// Go type name.
+		return nil, fmt.Errorf("%w: %w", ErrConfig, explainYAMLError(name, err, b, !o.noLines))
 	}
 	e.opts = o
 	e.fillDefaults()

@@ -18,7 +18,7 @@ func TestParseRejectsBadExperiments(t *testing.T) {
 	}{
 		{"malformed yaml", "nodes: [", "did not find expected"},
 		{"empty", "", "empty file"},
-		{"unknown field", base + "colour: red\n", "field colour not found"},
+		{"unknown field", base + "colour: red\n", "colour: unknown field"},
 		{"unknown operator", "source: {rate: 100, keys: 2}\nnodes: [{name: A, ops: [{fliter: {}}]}]\n", `nodes[0].ops[0]: unknown operator "fliter"`},
 		{"unknown op param", "source: {rate: 100, keys: 2}\nnodes: [{name: A, ops: [{map: {sclae: 1}}]}]\n", `unknown parameter "sclae"`},
 		{"unknown strategy", base + "strategy: {name: paxos}\n", `unknown strategy "paxos"`},

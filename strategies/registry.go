@@ -42,6 +42,11 @@ type Info struct {
 	New func(p Params) (ha.Strategy, error)
 	// Hidden strategies are left out of "all".
 	Hidden bool
+	// Lab marks a student's strategy of a teaching lab (lab 5's
+	// my-strategy): it runs when named, for the lab's commands, but is
+	// never listed, neither by Names nor among the known strategies of an
+	// unknown-strategy error.
+	Lab bool
 }
 
 var registry = map[string]Info{}
@@ -91,11 +96,12 @@ func Lookup(name string) (Info, error) {
 }
 
 // Names lists registered strategies in a stable order: the baselines
-// first, then the rest alphabetically. Hidden ones only when all is true.
+// first, then the rest alphabetically. Hidden ones only when all is true;
+// lab strategies never.
 func Names(all bool) []string {
 	var ns []string
 	for n, i := range registry {
-		if all || !i.Hidden {
+		if !i.Lab && (all || !i.Hidden) {
 			ns = append(ns, n)
 		}
 	}

@@ -30,7 +30,7 @@ type clusterFlags struct {
 	cpuProfileDir                                       string
 	seed                                                int64
 	duration, startup                                   time.Duration
-	json, noBaseline, ffOverhead, quiet                 bool
+	json, noBaseline, ffOverhead, quiet, force          bool
 	chaos, chaosWindow                                  time.Duration
 	chaosKinds                                          []string
 	spares, overheadRounds                              int
@@ -56,7 +56,9 @@ func newClusterCmd() *cobra.Command {
 	fl.BoolVar(&f.allowLarge, "allow-large", false, "check the experiment against the large ranges, for real big runs (docs/experiment.md, Ranges)")
 	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the file's strategies, else all)")
 	fl.Int64Var(&f.seed, "seed", -1, "seed (default: the experiment's)")
-	fl.StringVar(&f.out, "out", "", "output directory (default ./streamha-out/<experiment>-<seed>-cluster/)")
+	fl.StringVar(&f.out, "out", "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-cluster-<time>/, linked as\n"+
+		"streamha-out/latest); refused when it holds an earlier run, unless --force")
+	fl.BoolVar(&f.force, "force", false, "let --out replace a directory that holds an earlier run (its files are removed first)")
 	fl.BoolVar(&f.json, "json", false, "print result.json on stdout instead of the table")
 	fl.DurationVar(&f.duration, "duration", 0, "shorten or lengthen the run; fault times scale in proportion (default: the experiment's)")
 	fl.DurationVar(&f.startup, "startup", 0, "how long the processes may take to start and see each other before the run fails (default 30s)")
@@ -159,16 +161,22 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	if err != nil {
 		return fmt.Errorf("cluster: find own executable: %w", err)
 	}
-	dir := f.out
-	if dir == "" {
-		dir = filepath.Join("streamha-out", fmt.Sprintf("%s-%d-cluster", e.Name, e.Seed))
+	id, err := newRunIdentity("cluster", e, names, clusterCommand(f, e))
+	if err != nil {
+		return err
+	}
+	dir, err := prepareOutDir(outDirOptions{
+		Out: f.out, Base: fmt.Sprintf("%s-%d-cluster", e.Name, e.Seed), Force: f.force, Now: time.Now(),
+	}, id)
+	if err != nil {
+		return err
 	}
 	logw := cmd.ErrOrStderr()
 	lg := log.New(logw, "cluster: ", log.Ltime)
 	if f.quiet {
 		lg = nil
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cmp, err := cluster.Launch(ctx, cluster.LaunchConfig{
 		Experiment: e, Strategies: names, Exe: exe, Args: []string{"node"}, Out: dir,
@@ -176,7 +184,7 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 		FailureFreeOverhead: f.ffOverhead, OverheadRounds: f.overheadRounds, Chaos: chaos, Log: lg, CPUProfileDir: f.cpuProfileDir,
 	})
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("interrupted: every node process was stopped (partial files in %s)", dir)
+		return fmt.Errorf("%w: every node process was stopped; the partial traces are kept in %s", errInterrupted, dir)
 	}
 	if err != nil {
 		return err

@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
+	"io/fs"
+	"os"
+	"regexp"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -15,11 +18,14 @@ func newLabCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "lab",
 		Short: "Teaching labs: list them, show a handout, check your answers",
-		Long: "lab lists the teaching labs, prints a lab's handout, and checks a lab's answers: the check reruns\n" +
-			"the lab's experiments in the simulator (deterministically, with the lab's files and seeds) and\n" +
-			"says per question whether the answer is right and why, with the evidence it computed.\n" +
+		Long: "lab lists the teaching labs, writes a lab's files (handout, experiment files, blank answers), prints\n" +
+			"a handout, and checks a lab's answers: the check reruns the lab's experiments in the simulator\n" +
+			"(deterministically, with the lab's own built-in files and seeds) and says per question whether the\n" +
+			"answer is right and why, with the evidence it computed. The binary holds every lab's files (lab 5 also\n" +
+			"needs a clone of the repository: the student edits streamha's source).\n" +
 			"Exit status of check: 0 all right, 1 some wrong, 2 usage errors. See docs/teaching.md.",
-		Example: "  streamha lab list\n  streamha lab show 1\n  streamha lab check 1 --answers my-answers.yaml",
+		Example: "  streamha lab list\n  mkdir lab1 && cd lab1 && streamha lab init 1\n" +
+			"  streamha run --config experiment.yaml --out lab1-out\n  streamha lab check 1",
 	}
 	list := &cobra.Command{
 		Use:   "list",
@@ -28,7 +34,7 @@ func newLabCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			for _, l := range labs.All() {
-				fmt.Fprintf(tw, "%d\t%s\tlabs/%s\t%s\n", l.N, l.Title, l.Dir, l.Summary)
+				fmt.Fprintf(tw, "%d\t%s\t%s\n", l.N, l.Title, l.Summary)
 			}
 			return tw.Flush()
 		},
@@ -46,10 +52,47 @@ func newLabCmd() *cobra.Command {
 			return nil
 		},
 	}
+	var force bool
+	initCmd := &cobra.Command{
+		Use:   "init N [DIR]",
+		Short: "Write lab N's handout (README.md), experiment files and blank answers.yaml into DIR (default .)",
+		Args:  wrapArgs(cobra.RangeArgs(1, 2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := labs.Lookup(args[0])
+			if err != nil {
+				return usageErr{err}
+			}
+			dir := "."
+			if len(args) == 2 {
+				dir = args[1]
+			}
+			written, err := l.Init(dir, force)
+			if err != nil {
+				if errors.Is(err, labs.ErrUsage) {
+					return usageErr{err}
+				}
+				return err
+			}
+			out := cmd.OutOrStdout()
+			for _, p := range written {
+				fmt.Fprintf(out, "wrote %s\n", p)
+			}
+			if len(written) == 0 {
+				fmt.Fprintf(out, "lab %d's files are already in %s\n", l.N, dir)
+			}
+			next := "read README.md, then follow its steps"
+			if dir != "." {
+				next = fmt.Sprintf("cd %s, read README.md, then follow its steps", dir)
+			}
+			fmt.Fprintf(out, "lab %d: %s — %s; check with: streamha lab check %d\n", l.N, l.Title, next, l.N)
+			return nil
+		},
+	}
+	initCmd.Flags().BoolVar(&force, "force", false, "replace files that differ from the lab's (your answers.yaml too)")
 	var answers string
 	check := &cobra.Command{
 		Use:   "check N [--answers FILE]",
-		Short: "Check lab N's answers (default FILE: labs/NN-*/answers.yaml)",
+		Short: "Check lab N's answers (default FILE: answers.yaml in the current directory)",
 		Args:  wrapArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := labs.Lookup(args[0])
@@ -58,7 +101,13 @@ func newLabCmd() *cobra.Command {
 			}
 			path := answers
 			if path == "" {
-				path = filepath.Join("labs", l.Dir, "answers.yaml")
+				path = "answers.yaml"
+				if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+					return usage("no answers.yaml in this directory: write the lab's files here with 'streamha lab init %d', or give --answers FILE", l.N)
+				}
+			}
+			if n, ok := answersLab(path); ok && n != l.N {
+				return usage("%s holds the answers of lab %d: check it with 'streamha lab check %d', or write lab %d's files into another directory with 'streamha lab init %d DIR'", path, n, n, l.N, l.N)
 			}
 			a, err := labs.ReadAnswers(l, path)
 			if err != nil {
@@ -82,10 +131,28 @@ func newLabCmd() *cobra.Command {
 			return nil
 		},
 	}
-	check.Flags().StringVar(&answers, "answers", "", "answers YAML file, one key per question (q1: ..., q2: ...)")
-	c.AddCommand(list, show, check)
+	check.Flags().StringVar(&answers, "answers", "", "answers YAML file, one key per question (q1: ..., q2: ...) (default answers.yaml)")
+	c.AddCommand(list, initCmd, show, check)
 	return c
 }
 
 // errLabWrong makes `lab check` exit 1 after printing its verdicts.
 var errLabWrong = errors.New("some answers are wrong or a requirement failed (see above)")
+
+// answersHeader is the first line of every lab's blank answers file.
+var answersHeader = regexp.MustCompile(`^# Answers for lab (\d+)\.`)
+
+// answersLab reads which lab an answers file was written for, from the
+// header 'lab init' wrote (false when there is none).
+func answersLab(path string) (int, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	m := answersHeader.FindSubmatch(b)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(m[1]))
+	return n, err == nil
+}

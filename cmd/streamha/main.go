@@ -3,10 +3,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,24 +27,63 @@ func (u usageErr) Unwrap() error { return u.err }
 
 func usage(format string, a ...any) error { return usageErr{fmt.Errorf(format, a...)} }
 
+// errInterrupted marks a command stopped by Ctrl-C (SIGINT) or SIGTERM
+// after it kept what it had finished; the message names where.
+var errInterrupted = errors.New("interrupted")
+
+// Exit statuses; exitCodes documents them in 'streamha --help'.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130 // 128 + SIGINT, as a shell reports a process killed by Ctrl-C
+)
+
+// exitCodes is the table of exit statuses printed by 'streamha --help'
+// and in README.md.
+const exitCodes = `Exit status:
+  0    success (for 'classify': whatever the recovery type)
+  1    a check failed or a run could not finish: wrong lab answers, a chaos or soak invariant
+       broken, a process or file error during the run
+  2    usage or configuration error: unknown command, flag, strategy, host or lab; a malformed or
+       invalid experiment file (the message names the field and line); unreadable input; an output
+       directory holding a different run (without --force)
+  130  interrupted (Ctrl-C or SIGTERM): what finished is kept, and the message names the directory`
+
 func main() {
 	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // execute runs the CLI and returns the exit status.
 func execute(args []string, stdout, stderr io.Writer) int {
+	return executeContext(context.Background(), args, stdout, stderr)
+}
+
+// executeContext is execute with a context the commands that handle
+// interrupts (sweep, cluster) derive theirs from.
+func executeContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
-		return 0
+		return exitOK
 	}
 	fmt.Fprintln(stderr, "streamha:", err)
+	return exitCode(err)
+}
+
+// exitCode maps an error to the exit status documented in exitCodes.
+func exitCode(err error) int {
 	var u usageErr
-	if errors.As(err, &u) || errors.Is(err, sim.ErrConfig) || errors.Is(err, strategies.ErrUnknown) {
-		return 2
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted
+	case errors.As(err, &u) || errors.Is(err, sim.ErrConfig) || errors.Is(err, strategies.ErrUnknown):
+		return exitUsage
 	}
-	return 1
+	return exitFailure
 }
 
 // extraCommands are added by command files from their init functions, so a
@@ -58,7 +99,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			"(precise, rollback or gap), its duplicate/missing/wrong output, recovery latency and runtime cost.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildVersion(),
 	}
+	root.Long += "\n\n" + exitCodes
+	root.SetVersionTemplate("{{.Version}}")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -66,14 +110,43 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	})
 	root.AddCommand(newRunCmd(), newClassifyCmd(), newStrategiesCmd())
 	root.AddCommand(newSweepCmd(), newReportCmd())
-	root.AddCommand(newLabCmd())
+	root.AddCommand(newLabCmd(), newExamplesCmd(), newTraceCmd(), newServeCmd(), newVersionCmd())
 	for _, c := range extraCommands {
 		root.AddCommand(c())
 	}
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
 	}
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command that only groups
+// subcommands (the root, lab, report …) answer an unknown subcommand with a
+// usage error (exit status 2) and suggestions, and print its help when
+// called alone. Left to cobra, the root reports an unknown command as a
+// plain error and a group prints its help with status 0.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if c.Runnable() || !c.HasSubCommands() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if cmd.SuggestionsMinimumDistance <= 0 {
+			cmd.SuggestionsMinimumDistance = 2
+		}
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, ", "))
+		}
+		return usage("%s; see '%s --help'", msg, cmd.CommandPath())
+	}
 }
 
 func wrapArgs(v cobra.PositionalArgs) cobra.PositionalArgs {

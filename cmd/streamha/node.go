@@ -2,11 +2,13 @@ package main
 
 import (
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/streamha/streamha/ha/cluster"
+	"github.com/streamha/streamha/strategies"
 )
 
 func newNodeCmd() *cobra.Command {
@@ -34,9 +36,38 @@ func newNodeCmd() *cobra.Command {
 		if (o.Host == "" && o.HostOrdinal == "") || o.Strategy == "" {
 			return usage("--host (or --host-ordinal) and --strategy are required")
 		}
+		if err := checkNodeHost(o); err != nil {
+			return err
+		}
 		ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 		defer stop()
 		return cluster.RunNode(ctx, o)
 	}
 	return c
+}
+
+// checkNodeHost refuses, as a usage error, a --host that is not in the
+// experiment's topology under the strategy (the node would fail the same
+// way, but only after its own start-up and with a plain error).
+func checkNodeHost(o cluster.NodeOptions) error {
+	if o.Host == "" {
+		return nil
+	}
+	e, err := loadExperiment(o.Config, o.Seed, o.AllowLarge)
+	if err != nil {
+		return err
+	}
+	st, err := strategies.Build(o.Strategy, e.ParamsFor(o.Strategy))
+	if err != nil {
+		return usage("--strategy: %w", err)
+	}
+	cfg, err := e.SimConfig(st, true)
+	if err != nil {
+		return usageErr{err}
+	}
+	if _, ok := cfg.Topology.FragOf(o.Host); !ok {
+		return usage("--host: %q is not a host of the experiment under %s (hosts: %s)",
+			o.Host, o.Strategy, strings.Join(cfg.Topology.Hosts(), ", "))
+	}
+	return nil
 }

@@ -20,7 +20,7 @@ func newReportCmd() *cobra.Command {
 			"its saved results: result.json and the traces of a 'streamha run' directory, or sweep.json and\n" +
 			"points.jsonl of a 'streamha sweep' directory. 'report merge' joins the shards of one sweep.\n" +
 			"Re-rendering a run directory that takes longer than 2 s reports each stage on stderr (--quiet: never).",
-		Example: "  streamha report streamha-out/default-42\n  streamha report merge --out sweep sweep-shard-0 sweep-shard-1",
+		Example: "  streamha report streamha-out/latest\n  streamha report merge --out sweep sweep-shard-0 sweep-shard-1",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, dir := range args {

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"os/signal"
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ type runFlags struct {
 	out        string
 	json       bool
 	noOut      bool
+	force      bool
 	quiet      bool
 	cpuProf    string
 }
@@ -50,7 +52,9 @@ func newRunCmd() *cobra.Command {
 	fl.BoolVar(&f.allowLarge, "allow-large", false, "check the experiment against the large ranges, for real big runs (docs/experiment.md, Ranges)")
 	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the file's strategies, else all)")
 	fl.Int64Var(&f.seed, "seed", -1, "seed (default: the experiment's)")
-	fl.StringVar(&f.out, "out", "", "output directory (default ./streamha-out/<experiment>-<seed>/)")
+	fl.StringVar(&f.out, "out", "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-<time>/, linked as streamha-out/latest);\n"+
+		"refused when it holds a different run, unless --force")
+	fl.BoolVar(&f.force, "force", false, "let --out replace a directory that holds a different run (its files are removed first)")
 	fl.BoolVar(&f.json, "json", false, "print result.json on stdout instead of the table")
 	fl.BoolVar(&f.noOut, "no-out", false, "write no files")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
@@ -138,13 +142,23 @@ func runRun(cmd *cobra.Command, f runFlags) (err error) {
 	}
 	dir := ""
 	if !f.noOut {
-		dir = f.out
-		if dir == "" {
-			dir = filepath.Join("streamha-out", fmt.Sprintf("%s-%d", e.Name, e.Seed))
+		id, err := newRunIdentity("sim", e, names, reproduceCommand(f, e))
+		if err != nil {
+			return err
 		}
+		dir, err = prepareOutDir(outDirOptions{
+			Out: f.out, Base: fmt.Sprintf("%s-%d", e.Name, e.Seed), Force: f.force, Reproducible: true, Now: time.Now(),
+		}, id)
+		if err != nil {
+			return err
+		}
+	}
+	if dir != "" {
+		defer exitOnInterrupt(cmd.ErrOrStderr(), dir)()
 	}
 	cmp, err := compareInto(e, names, dir, progress, reproduceCommand(f, e))
 	if err != nil {
+		removeIfUnused(dir)
 		return err
 	}
 	out := cmd.OutOrStdout()
@@ -248,4 +262,27 @@ func startCPUProfile(path string) (stop func() error, err error) {
 		}
 		return nil
 	}, nil
+}
+
+// exitOnInterrupt makes Ctrl-C (or SIGTERM) during a run end the process
+// with exitInterrupted after saying what the run directory keeps: the
+// simulator cannot be stopped midway, and the traces of the strategies
+// already finished are written as they finish. The returned function
+// stops listening.
+func exitOnInterrupt(stderr io.Writer, dir string) (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			fmt.Fprintf(stderr, "streamha: %v: the traces of the strategies finished so far are kept in %s (no result.json: the run is incomplete)\n", errInterrupted, dir)
+			os.Exit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
 }

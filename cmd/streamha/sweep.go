@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -64,7 +65,8 @@ func newSweepCmd() *cobra.Command {
 	fl.Int64Var(&f.seed, "seed", -1, "first seed (default: the experiment's)")
 	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "points run in parallel")
 	fl.StringVar(&f.shard, "shard", "", "run only slice i of n (\"i/n\", 0 ≤ i < n) for array jobs")
-	fl.StringVar(&f.out, "out", "", "output directory (default ./streamha-out/sweep-<name>/, with -shard-i-of-n for a shard)")
+	fl.StringVar(&f.out, "out", "", "output directory (default ./streamha-out/sweep-<name>-<hash>/, with -shard-i-of-n for a shard: the same sweep\n"+
+		"resumes there, a different one gets its own; linked as streamha-out/latest-sweep)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is shown only on a terminal anyway)")
 	fl.BoolVar(&f.noReport, "no-report", false, "write points only, no plots or reports (the default for a shard)")
 	return c
@@ -190,10 +192,16 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 	}
 	dir := f.out
 	if dir == "" {
-		dir = filepath.Join("streamha-out", "sweep-"+sw.Name)
+		// The sweep's hash in the name: the same sweep resumes in its
+		// directory, a different one gets its own.
+		dir = filepath.Join(outRoot, "sweep-"+sw.Name+"-"+sw.Hash()[:8])
 		if shards > 1 {
 			dir += fmt.Sprintf("-shard-%d-of-%d", shard, shards)
 		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create output directory: %w", err)
+		}
+		linkLatest(outRoot, "latest-sweep", dir)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -212,7 +220,10 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 	progress.finish()
 	if err != nil {
 		if errors.Is(err, reports.ErrSweepMismatch) {
-			return usage("%w", err)
+			return usage("--out %s: %w; choose another --out, or leave --out out for a directory named after the sweep", dir, err)
+		}
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("%w: the finished points are kept in %s; run the same command again to resume", errInterrupted, dir)
 		}
 		return err
 	}

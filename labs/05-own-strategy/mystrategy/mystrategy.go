@@ -1,6 +1,7 @@
 // Package mystrategy is the skeleton of lab 5: a high-availability strategy
 // you complete yourself. It registers itself as "my-strategy" (hidden from
-// "all"); cmd/streamha/import_lab5.go imports it into the streamha binary.
+// "all" and never listed: a lab strategy); cmd/streamha/import_lab5.go
+// imports it into the streamha binary.
 //
 // The goal ("restart and replay everything"): every node keeps all the
 // tuples it sent; when a fragment's primary fails, the next host in line
@@ -29,6 +30,7 @@ func init() {
 		Doc:    "Lab 5: restart on a spare with empty state and replay the upstream's whole output log.",
 		New:    func(strategies.Params) (ha.Strategy, error) { return Strategy{}, nil },
 		Hidden: true,
+		Lab:    true,
 	})
 }
 

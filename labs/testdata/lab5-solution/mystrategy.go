@@ -16,6 +16,7 @@ func init() {
 		Doc:    "Lab 5: restart on a spare with empty state and replay the upstream's whole output log.",
 		New:    func(strategies.Params) (ha.Strategy, error) { return Strategy{}, nil },
 		Hidden: true,
+		Lab:    true,
 	})
 }
 

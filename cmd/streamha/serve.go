@@ -1,0 +1,296 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/reports"
+)
+
+func newServeCmd() *cobra.Command {
+	var addr string
+	c := &cobra.Command{
+		Use:   "serve [DIR]",
+		Short: "Browse the runs and sweeps under DIR (default streamha-out) in a local web page",
+		Long: "serve starts a web server, bound to localhost by default, with a page that lists every run and\n" +
+			"sweep under DIR (experiment, seed, mode, each strategy's verdict and recovery time), opens their\n" +
+			"reports and files, and puts two runs side by side. It reads the directories on every request, so\n" +
+			"new runs appear on reload. Ctrl-C stops it (exit status 0).",
+		Example: "  streamha serve\n  streamha serve results --addr 127.0.0.1:9000",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := outRoot
+			if len(args) == 1 {
+				root = args[0]
+			}
+			if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+				return usage("serve: %s is not a directory (run 'streamha run' first, or give DIR)", root)
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return usage("--addr: %w", err)
+			}
+			srv := &http.Server{Handler: newBrowser(root), ReadHeaderTimeout: 10 * time.Second}
+			fmt.Fprintf(cmd.OutOrStdout(), "serving %s at http://%s/ (Ctrl-C stops)\n", root, ln.Addr())
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			done := make(chan error, 1)
+			go func() { done <- srv.Serve(ln) }()
+			select {
+			case err := <-done:
+				return fmt.Errorf("serve: %w", err)
+			case <-ctx.Done():
+			}
+			shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(shut); err != nil {
+				return fmt.Errorf("serve: stop: %w", err)
+			}
+			if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("serve: %w", err)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&addr, "addr", "127.0.0.1:8700", "address to listen on (host:port; port 0 picks a free one)")
+	return c
+}
+
+// browser serves the result browser over one directory tree.
+type browser struct {
+	root  string
+	files http.Handler
+}
+
+func newBrowser(root string) http.Handler {
+	b := &browser{root: root, files: http.StripPrefix("/files/", http.FileServerFS(os.DirFS(root)))}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", b.index)
+	mux.HandleFunc("GET /compare", b.compare)
+	mux.Handle("GET /files/", b.files)
+	return mux
+}
+
+// browsedRun is a run directory with its result.
+type browsedRun struct {
+	Dir    string // slash-separated, relative to the root
+	Result *metrics.Result
+	Report bool // report.html exists
+	When   time.Time
+}
+
+// browsedSweep is a sweep directory.
+type browsedSweep struct {
+	Dir     string
+	Name    string
+	Points  int
+	Command string
+	Report  bool
+}
+
+// scan finds run directories (result.json) and sweep directories
+// (sweep.json) under the root, newest first. Symbolic links (latest) are
+// not followed, so each directory is listed once.
+func (b *browser) scan() ([]browsedRun, []browsedSweep, error) {
+	var runs []browsedRun
+	var sweeps []browsedSweep
+	err := filepath.WalkDir(b.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(b.root, p)
+		rel = filepath.ToSlash(rel)
+		if strings.Count(rel, "/") > 4 {
+			return fs.SkipDir
+		}
+		if fi, err := os.Stat(filepath.Join(p, reports.ResultFile)); err == nil {
+			var r metrics.Result
+			if raw, err := os.ReadFile(filepath.Join(p, reports.ResultFile)); err == nil && json.Unmarshal(raw, &r) == nil {
+				runs = append(runs, browsedRun{Dir: rel, Result: &r, Report: exists(filepath.Join(p, "report.html")), When: fi.ModTime()})
+			}
+			return fs.SkipDir
+		}
+		if raw, err := os.ReadFile(filepath.Join(p, reports.SweepMetaFile)); err == nil {
+			var meta reports.SweepMeta
+			if json.Unmarshal(raw, &meta) == nil && meta.Sweep != nil {
+				sweeps = append(sweeps, browsedSweep{
+					Dir: rel, Name: meta.Sweep.Name, Points: countLines(filepath.Join(p, reports.SweepPointsFile)),
+					Command: meta.Command, Report: exists(filepath.Join(p, "report.html")),
+				})
+			}
+			return fs.SkipDir
+		}
+		return nil
+	})
+	slices.SortStableFunc(runs, func(x, y browsedRun) int { return y.When.Compare(x.When) })
+	return runs, sweeps, err
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func (b *browser) index(w http.ResponseWriter, _ *http.Request) {
+	runs, sweeps, err := b.scan()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	render(w, indexPage, map[string]any{"Root": b.root, "Runs": runs, "Sweeps": sweeps})
+}
+
+func (b *browser) compare(w http.ResponseWriter, r *http.Request) {
+	runs, _, err := b.scan()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	find := func(dir string) *browsedRun {
+		for i := range runs {
+			if runs[i].Dir == dir {
+				return &runs[i]
+			}
+		}
+		return nil
+	}
+	a, c := find(r.URL.Query().Get("a")), find(r.URL.Query().Get("b"))
+	if a == nil || c == nil {
+		http.Error(w, "compare: choose two runs listed on the front page (?a=DIR&b=DIR)", http.StatusNotFound)
+		return
+	}
+	// One row per strategy of either run, in the first run's order.
+	var names []string
+	for _, run := range append(slices.Clone(a.Result.Runs), c.Result.Runs...) {
+		if !slices.Contains(names, run.Strategy) {
+			names = append(names, run.Strategy)
+		}
+	}
+	type row struct {
+		Strategy string
+		A, B     *metrics.Run
+	}
+	pick := func(res *metrics.Result, name string) *metrics.Run {
+		for i := range res.Runs {
+			if res.Runs[i].Strategy == name {
+				return &res.Runs[i]
+			}
+		}
+		return nil
+	}
+	var rows []row
+	for _, n := range names {
+		rows = append(rows, row{n, pick(a.Result, n), pick(c.Result, n)})
+	}
+	render(w, comparePage, map[string]any{"A": a, "B": c, "Rows": rows})
+}
+
+func render(w http.ResponseWriter, t *template.Template, data any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := t.Execute(w, data); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+var pageFuncs = template.FuncMap{
+	"verdict": func(r metrics.Recovery) string {
+		if r.Subtype != "" {
+			return r.Type + "/" + r.Subtype
+		}
+		return r.Type
+	},
+	"ms": func(p *float64) string {
+		if p == nil {
+			return "not recovered"
+		}
+		return fmt.Sprintf("%.1f ms", *p)
+	},
+}
+
+const pageStyle = `<style>
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}
+td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}
+.gap{color:#b00020}.precise{color:#1b5e20}.rollback{color:#8a5a00}
+.side{display:flex;gap:1em}.side iframe{flex:1;height:80vh;border:1px solid #ccc}
+code{font-size:90%}
+</style>`
+
+var indexPage = template.Must(template.New("index").Funcs(pageFuncs).Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>streamha results: {{.Root}}</title>` + pageStyle + `</head><body>
+<h1>streamha results in <code>{{.Root}}</code></h1>
+<h2>Runs</h2>
+{{if .Runs}}<form action="compare" method="get">
+<table><tr><th>A</th><th>B</th><th>directory</th><th>experiment</th><th>seed</th><th>mode</th><th>strategies: recovery (recovery time)</th><th>report</th></tr>
+{{range $i, $r := .Runs}}<tr>
+<td><input type="radio" name="a" value="{{$r.Dir}}"{{if eq $i 1}} checked{{end}}></td>
+<td><input type="radio" name="b" value="{{$r.Dir}}"{{if eq $i 0}} checked{{end}}></td>
+<td><a href="files/{{$r.Dir}}/">{{$r.Dir}}</a></td><td>{{$r.Result.Experiment}}</td><td>{{$r.Result.Seed}}</td><td>{{$r.Result.Mode}}</td>
+<td>{{range $r.Result.Runs}}{{.Strategy}}: <span class="{{.Recovery.Type}}">{{verdict .Recovery}}</span> ({{ms .Recovery.RecoveryMs}})<br>{{end}}</td>
+<td>{{if $r.Report}}<a href="files/{{$r.Dir}}/report.html">report</a>{{end}}</td>
+</tr>{{end}}</table>
+<button type="submit">Compare A and B side by side</button></form>
+{{else}}<p>No runs yet: <code>streamha run</code> writes one.</p>{{end}}
+<h2>Sweeps</h2>
+{{if .Sweeps}}<table><tr><th>directory</th><th>sweep</th><th>points done</th><th>command</th><th>report</th></tr>
+{{range .Sweeps}}<tr><td><a href="files/{{.Dir}}/">{{.Dir}}</a></td><td>{{.Name}}</td><td>{{.Points}}</td><td><code>{{.Command}}</code></td>
+<td>{{if .Report}}<a href="files/{{.Dir}}/report.html">report</a>{{end}}</td></tr>{{end}}</table>
+{{else}}<p>No sweeps yet.</p>{{end}}
+</body></html>`))
+
+var comparePage = template.Must(template.New("compare").Funcs(pageFuncs).Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>streamha: {{.A.Dir}} vs {{.B.Dir}}</title>` + pageStyle + `</head><body>
+<p><a href="./">all runs</a></p>
+<h1>{{.A.Dir}} vs {{.B.Dir}}</h1>
+<table><tr><th></th><th>A: <a href="files/{{.A.Dir}}/">{{.A.Dir}}</a></th><th>B: <a href="files/{{.B.Dir}}/">{{.B.Dir}}</a></th></tr>
+<tr><th>experiment · seed · mode</th><td>{{.A.Result.Experiment}} · {{.A.Result.Seed}} · {{.A.Result.Mode}}</td><td>{{.B.Result.Experiment}} · {{.B.Result.Seed}} · {{.B.Result.Mode}}</td></tr>
+<tr><th>command</th><td><code>{{.A.Result.Command}}</code></td><td><code>{{.B.Result.Command}}</code></td></tr>
+<tr><th>faults</th><td>{{range .A.Result.Faults}}{{.}}<br>{{end}}</td><td>{{range .B.Result.Faults}}{{.}}<br>{{end}}</td></tr>
+</table>
+<table><tr><th>strategy</th><th>A recovery</th><th>A recovery time</th><th>A missing · dup · wrong · lost</th><th>B recovery</th><th>B recovery time</th><th>B missing · dup · wrong · lost</th></tr>
+{{range .Rows}}<tr><td>{{.Strategy}}</td>
+{{with .A}}<td class="{{.Recovery.Type}}">{{verdict .Recovery}}</td><td>{{ms .Recovery.RecoveryMs}}</td><td>{{.Recovery.Missing}} · {{.Recovery.Duplicates}} · {{.Recovery.Wrong}} · {{.Recovery.LostInputs}}</td>{{else}}<td colspan="3">not run</td>{{end}}
+{{with .B}}<td class="{{.Recovery.Type}}">{{verdict .Recovery}}</td><td>{{ms .Recovery.RecoveryMs}}</td><td>{{.Recovery.Missing}} · {{.Recovery.Duplicates}} · {{.Recovery.Wrong}} · {{.Recovery.LostInputs}}</td>{{else}}<td colspan="3">not run</td>{{end}}
+</tr>{{end}}</table>
+<div class="side">
+{{if .A.Report}}<iframe title="report A" src="files/{{.A.Dir}}/report.html"></iframe>{{end}}
+{{if .B.Report}}<iframe title="report B" src="files/{{.B.Dir}}/report.html"></iframe>{{end}}
+</div>
+</body></html>`))
+
+// countLines counts the lines of a file (0 when it cannot be read).
+func countLines(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for sc.Scan() {
+		n++
+	}
+	return n
+}

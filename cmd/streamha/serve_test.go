@@ -1,0 +1,98 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pageLink finds the targets of links, frames and forms in a page.
+var pageLink = regexp.MustCompile(`(?:href|src|action)="([^"]*)"`)
+
+// TestServeListsOpensAndComparesRuns: the same command run twice keeps two
+// directories; the page lists both (and a third run of another strategy)
+// with their verdicts, opens each report, and puts two runs side by side.
+func TestServeListsOpensAndComparesRuns(t *testing.T) {
+	t.Chdir(t.TempDir())
+	exp := writeFile(t, "exp.yaml", sweepTestExperiment)
+	for _, s := range []string{"amnesia", "amnesia", "passive-standby"} {
+		code, _, errOut := runCLI(t, "run", "--config", exp, "--strategy", s, "--quiet")
+		require.Equal(t, 0, code, errOut)
+	}
+	dirs, err := filepath.Glob(filepath.Join(outRoot, "small-7-*"))
+	require.NoError(t, err)
+	require.Len(t, dirs, 3)
+
+	srv := httptest.NewServer(newBrowser(outRoot))
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+
+	code, page := get("/")
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, page, "<h2>Runs</h2>")
+	assert.NotContains(t, page, `value="latest"`, "the latest link is not a second copy")
+	for _, d := range dirs {
+		name := filepath.Base(d)
+		assert.Contains(t, page, `value="`+name+`"`)
+		assert.Contains(t, page, `href="files/`+name+`/report.html"`)
+		code, report := get("/files/" + name + "/report.html")
+		assert.Equal(t, http.StatusOK, code)
+		assert.Contains(t, strings.ToLower(report), "<html")
+	}
+	assert.Contains(t, page, `amnesia: <span class="gap">gap</span>`)
+	assert.Contains(t, page, `passive-standby: <span class="precise">precise</span>`)
+
+	a, b := filepath.Base(dirs[0]), filepath.Base(dirs[2])
+	code, cmp := get("/compare?" + url.Values{"a": {a}, "b": {b}}.Encode())
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, cmp, a+" vs "+b)
+	assert.Contains(t, cmp, `<td>amnesia</td>`)
+	assert.Contains(t, cmp, `<td>passive-standby</td>`)
+	assert.Contains(t, cmp, "not run", "each run has a strategy the other lacks")
+	assert.Contains(t, cmp, `src="files/`+a+`/report.html"`)
+	assert.Contains(t, cmp, `src="files/`+b+`/report.html"`)
+
+	// Every link and frame of both pages resolves, as a browser would
+	// follow them from the page's own address.
+	followed := 0
+	for _, page := range []struct{ path, body string }{{"/", page}, {"/compare", cmp}} {
+		for _, m := range pageLink.FindAllStringSubmatch(page.body, -1) {
+			ref := m[1]
+			if strings.HasPrefix(ref, "#") {
+				continue
+			}
+			base, err := url.Parse(srv.URL + page.path)
+			require.NoError(t, err)
+			u, err := base.Parse(ref)
+			require.NoError(t, err)
+			if ref == "compare" {
+				continue // the form's action, with parameters tested above
+			}
+			code, _ := get(u.RequestURI())
+			assert.Equal(t, http.StatusOK, code, "%s on %s", ref, page.path)
+			followed++
+		}
+	}
+	assert.GreaterOrEqual(t, followed, 10)
+
+	for _, bad := range []string{"/compare?a=" + a + "&b=nowhere", "/compare", "/files/../exp.yaml", "/files/%2e%2e/exp.yaml"} {
+		code, _ := get(bad)
+		assert.NotEqual(t, http.StatusOK, code, bad)
+	}
+}

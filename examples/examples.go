@@ -1,0 +1,11 @@
+// Package examples holds streamha's example experiment and sweep files,
+// embedded in the binary so that `streamha examples` can list them and
+// write them out anywhere.
+package examples
+
+import "embed"
+
+// Files holds every example, by file name (e.g. "union.yaml").
+//
+//go:embed *.yaml
+var Files embed.FS
