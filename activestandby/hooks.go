@@ -55,12 +55,19 @@ type hooks struct {
 	retired   map[string]bool // hosts of this fragment that already served in a route
 	relayed   uint64          // trim point relayed by the primary
 
-	// interleaving decisions
-	shipArmed bool
-	queue     []held // held input, arrival order (following secondary)
-	lastHeld  [2]uint64
-	credit    [2]int // decisions handed to the node, per port, without their tuple yet
-	injecting bool
+	// interleaving decisions: shipped counts those a primary shipped,
+	// decLog keeps the latest (decLog[0] is decision decBase) to resend;
+	// a following secondary expects decision decNext next, and asked for
+	// nackSeq again at nackAt
+	shipped, decBase uint64
+	decLog           []uint8
+	decNext, nackSeq uint64
+	nackAt           time.Duration
+	shipArmed        bool
+	queue            []held // held input, arrival order (following secondary)
+	lastHeld         [2]uint64
+	credit           [2]int // decisions handed to the node, per port, without their tuple yet
+	injecting        bool
 }
 
 func newHooks(n *ha.Node, s *Strategy) *hooks {
@@ -178,11 +185,42 @@ func (h *hooks) shipDecisions() {
 	if len(d) == 0 {
 		return
 	}
+	seq := h.shipped
+	h.shipped += uint64(len(d))
+	h.keepDecisions(d)
 	// TakeOrderLog hands d over and receivers only read it (FollowOrder
 	// copies what it keeps), so every secondary can share one body.
 	for _, s := range h.secondaries() {
-		h.n.Send(s, &ha.Message{Kind: ha.KindStrategy, Type: msgOrder, Body: d})
+		h.n.Send(s, &ha.Message{Kind: ha.KindStrategy, Type: msgOrder, Seq: seq, Body: d})
 	}
+}
+
+// maxKeptDecisions bounds the shipped decisions a primary keeps to resend
+// (one byte each): far more than a loss burst can need.
+const maxKeptDecisions = 1 << 16
+
+// keepDecisions keeps shipped decisions d for a secondary that lost some.
+func (h *hooks) keepDecisions(d []uint8) {
+	h.decLog = append(h.decLog, d...)
+	if over := len(h.decLog) - 2*maxKeptDecisions; over > 0 {
+		drop := len(h.decLog) - maxKeptDecisions
+		h.decLog = append([]uint8(nil), h.decLog[drop:]...)
+		h.decBase += uint64(drop)
+	}
+}
+
+// onOrderNack resends the shipped decisions from the index a secondary
+// asks for, when they are still kept.
+func (h *hooks) onOrderNack(m *ha.Message) {
+	n := h.n
+	if !n.IsPrimary() || !slices.Contains(h.secondaries(), m.From) || m.Seq >= h.shipped {
+		return
+	}
+	if m.Seq < h.decBase {
+		n.Trace(ha.Event{Kind: ha.EvNote, Peer: m.From, Seq: m.Seq, Note: "decisions asked for are no longer kept"})
+		return
+	}
+	n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: msgOrder, Seq: m.Seq, Body: slices.Clone(h.decLog[m.Seq-h.decBase:])})
 }
 
 // Message handles the strategy's own messages and filters the input of
@@ -203,6 +241,8 @@ func (h *hooks) Message(m *ha.Message) bool {
 			h.onCatchUp(m)
 		case msgOrder:
 			h.onOrder(m)
+		case msgOrderNack:
+			h.onOrderNack(m)
 		default:
 			return false
 		}
@@ -300,6 +340,7 @@ func (h *hooks) onState(m *ha.Message) {
 	}
 	h.ready = true
 	h.relayed = t.Trim
+	h.decNext, h.nackSeq = t.Decisions, 0
 	for p := range t.In {
 		h.joining[p] = true
 		h.lastHeld[p] = t.In[p]
@@ -375,6 +416,21 @@ func (h *hooks) onOrder(m *ha.Message) {
 		return
 	}
 	d := m.Body // read only: FollowOrder copies the decisions it keeps
+	switch end := m.Seq + uint64(len(d)); {
+	case m.Seq > h.decNext:
+		// Decisions were lost on the way: ask for them again (at most
+		// once an ack interval) and wait for them in order.
+		if now := n.Now(); h.nackSeq != h.decNext || now-h.nackAt >= h.cfg.AckInterval {
+			h.nackSeq, h.nackAt = h.decNext, now
+			n.Trace(ha.Event{Kind: ha.EvRepair, Peer: m.From, Seq: h.decNext, Note: "interleaving decisions lost: asking for them again"})
+			n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: msgOrderNack, Seq: h.decNext})
+		}
+		return
+	case end <= h.decNext:
+		return // had them already
+	default:
+		d = d[h.decNext-m.Seq:]
+	}
 	for _, p := range d {
 		if p > 1 {
 			n.Trace(ha.Event{Kind: ha.EvNote, Peer: m.From, Note: fmt.Sprintf("decision for unknown port %d ignored", p)})
@@ -382,6 +438,7 @@ func (h *hooks) onOrder(m *ha.Message) {
 		}
 	}
 	n.FollowOrder(d)
+	h.decNext += uint64(len(d))
 	for _, p := range d {
 		h.credit[p]++
 	}
@@ -589,7 +646,7 @@ func (h *hooks) recruit() {
 		h.shipDecisions()
 		n.TakeOrderLog()
 	}
-	m, err := snapshot(n, h.trim)
+	m, err := snapshot(n, h.trim, h.shipped)
 	if err != nil {
 		n.Trace(ha.Event{Kind: ha.EvNote, Peer: spare, Note: fmt.Sprintf("state transfer to %s failed: %v", spare, err)})
 		return

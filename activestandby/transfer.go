@@ -17,8 +17,11 @@ const (
 	// msgCatchUp asks an upstream to replay to the sender the tuples after
 	// Seq on its input port Stream, and to count Seq as acknowledged.
 	msgCatchUp = "as.catchup"
-	// msgOrder carries interleaving decisions (one input port per byte).
+	// msgOrder carries interleaving decisions (one input port per byte);
+	// Seq is the index of the first one among those the primary shipped.
 	msgOrder = "as.order"
+	// msgOrderNack asks the primary to resend its decisions from index Seq.
+	msgOrderNack = "as.order-nack"
 
 	// levelRelayed marks a KindAck a primary relays to its secondary: the
 	// downstream receivers all hold the output up to Seq.
@@ -40,11 +43,14 @@ type transfer struct {
 	Out uint64
 	// Trim is the position up to which every downstream receiver acknowledged.
 	Trim uint64
+	// Decisions is the index of the first interleaving decision shipped
+	// after the snapshot.
+	Decisions uint64
 }
 
 // snapshot captures n's state for a new secondary.
-func snapshot(n *ha.Node, trim uint64) (*ha.Message, error) {
-	t := transfer{Out: n.OutputSeq(), Trim: trim}
+func snapshot(n *ha.Node, trim, decisions uint64) (*ha.Message, error) {
+	t := transfer{Out: n.OutputSeq(), Trim: trim, Decisions: decisions}
 	for i, op := range n.Ops() {
 		b, err := op.Snapshot()
 		if err != nil {
