@@ -285,9 +285,13 @@ func printSoakSummary(w io.Writer, s soakSummary) {
 		fmt.Fprintln(w, "stopped early: --max-failures reached")
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "strategy\truns\tin model\tprecise checked\tfaults\trecoveries\tmax events×\tfailures")
+	fmt.Fprintln(tw, "strategy\truns\tin model\tprecise checked\tin promise\tfaults\trecoveries\tmax events×\tfailures")
 	for _, st := range s.Strats {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%.1f\t%d\n", st.Strategy, st.Runs, st.InModel, st.PreciseChecked,
+		share := "-"
+		if st.Runs > 0 && st.PreciseChecked > 0 {
+			share = fmt.Sprintf("%.0f %%", 100*float64(st.PreciseChecked)/float64(st.Runs))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%.1f\t%d\n", st.Strategy, st.Runs, st.InModel, st.PreciseChecked, share,
 			countList(st.Faults), countList(st.Recoveries), st.MaxEventRatio, st.Failures)
 	}
 	_ = tw.Flush()
