@@ -589,7 +589,12 @@ func (h *hooks) takeOver() {
 	n := h.n
 	if !h.ready || !n.IsReceiver() {
 		// No replica holds the state: restart empty, like amnesia (gap).
-		_ = n.Restart()
+		if err := n.Restart(); err != nil {
+			// The operators could not be rebuilt: taking over with the
+			// old state would be silent corruption, so stay a standby.
+			n.Trace(ha.Event{Kind: ha.EvNote, Note: "active-standby: no takeover: " + err.Error()})
+			return
+		}
 		h.queue, h.credit, h.joining = nil, [2]int{}, [2]bool{}
 		n.Trace(ha.Event{Kind: ha.EvNote, Note: "no ready secondary left: restarting the fragment with empty state"})
 		n.TakeOver(ha.TakeoverOptions{ResetSeq: true})
