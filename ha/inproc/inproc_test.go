@@ -3,6 +3,7 @@ package inproc_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -19,6 +20,13 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The runs below go through synctest.Test: the runtime's goroutines,
+// mailboxes and timers live in a bubble whose clock moves only when every
+// goroutine waits, so a crash "at 120 ms" comes after exactly 120 ms of
+// source output however loaded the machine is, and no assertion depends on
+// how fast the host runs. What real cores cost is measured by
+// BenchmarkRuntimeVsPeer (cmd/streamha) and `streamha bench`, not here.
 
 // mapQuery is a repeatable query whose every source tuple reaches the sink,
 // so what was delivered can be checked tuple by tuple.
@@ -74,22 +82,26 @@ func sourceIDs(trace *ha.Trace) (distinct, deliveries int) {
 func TestRunDeliversEverySourceTupleOnce(t *testing.T) {
 	for _, name := range []string{"none", "passive-standby", "active-standby", "upstream-backup"} {
 		t.Run(name, func(t *testing.T) {
-			cfg := config(t, mapQuery, name)
-			out, err := inproc.Run(context.Background(), cfg)
-			require.NoError(t, err)
-			distinct, deliveries := sourceIDs(out.Trace)
 			want := expected(t)
-			require.Equal(t, want, distinct, "every source tuple, as in the simulator")
-			require.Equal(t, want, deliveries, "no duplicates reach the sink")
-			require.Less(t, out.Wall, cfg.End, "the run stopped once drained")
-			require.Greater(t, out.LastData, time.Duration(0))
-			var stats int
-			for _, e := range out.Trace.Events() {
-				if e.Kind == ha.EvStats {
-					stats++
+			synctest.Test(t, func(t *testing.T) {
+				cfg := config(t, mapQuery, name)
+				out, err := inproc.Run(context.Background(), cfg)
+				require.NoError(t, err)
+				distinct, deliveries := sourceIDs(out.Trace)
+				require.Equal(t, want, distinct, "every source tuple, as in the simulator")
+				require.Equal(t, want, deliveries, "no duplicates reach the sink")
+				require.Less(t, out.Wall, cfg.End, "the run stopped once drained, before its end")
+				require.GreaterOrEqual(t, out.Wall, cfg.Source.Duration, "not before the sources were done")
+				require.Positive(t, out.LastData)
+				require.LessOrEqual(t, out.LastData, out.Wall)
+				var stats int
+				for _, e := range out.Trace.Events() {
+					if e.Kind == ha.EvStats {
+						stats++
+					}
 				}
-			}
-			require.Equal(t, len(cfg.Topology.Hosts()), stats, "one stats event per host")
+				require.Equal(t, len(cfg.Topology.Hosts()), stats, "one stats event per host")
+			})
 		})
 	}
 }
@@ -104,38 +116,52 @@ func TestCrashAmnesiaLosesInputPassiveStandbyDoesNot(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.strategy, func(t *testing.T) {
-			cfg := config(t, mapQuery, tc.strategy)
-			cfg.Crashes = []inproc.Crash{{At: 120 * time.Millisecond, Host: "A"}}
-			out, err := inproc.Run(context.Background(), cfg)
-			require.NoError(t, err)
-			distinct, _ := sourceIDs(out.Trace)
 			want := expected(t)
-			kinds := map[ha.EventKind]int{}
-			for _, e := range out.Trace.Events() {
-				kinds[e.Kind]++
-			}
-			require.Equal(t, 1, kinds[ha.EvCrash])
-			require.Positive(t, kinds[ha.EvTakeover], "a replica took over")
-			if tc.lossy {
-				require.Less(t, distinct, want, "amnesia restarts empty and loses what was in flight during detection")
-			} else {
-				require.Equal(t, want, distinct, "passive standby replays everything after its checkpoint")
-			}
+			synctest.Test(t, func(t *testing.T) {
+				const crashAt = 120 * time.Millisecond
+				cfg := config(t, mapQuery, tc.strategy)
+				cfg.Crashes = []inproc.Crash{{At: crashAt, Host: "A"}}
+				out, err := inproc.Run(context.Background(), cfg)
+				require.NoError(t, err)
+				distinct, _ := sourceIDs(out.Trace)
+				// The crash, then the detection, then the takeover, in that order.
+				var crash, takeover []ha.Event
+				for _, e := range out.Trace.Events() {
+					switch e.Kind {
+					case ha.EvCrash:
+						crash = append(crash, e)
+					case ha.EvTakeover:
+						takeover = append(takeover, e)
+					}
+				}
+				require.Len(t, crash, 1)
+				require.Equal(t, "A", crash[0].Host)
+				require.Equal(t, crashAt, crash[0].T, "the crash happens when it was scheduled")
+				require.NotEmpty(t, takeover, "a replica took over")
+				require.GreaterOrEqual(t, takeover[0].T, crashAt+cfg.DetectAfter, "no takeover before the crash is detected")
+				if tc.lossy {
+					require.Less(t, distinct, want, "amnesia restarts empty and loses what was in flight during detection")
+				} else {
+					require.Equal(t, want, distinct, "passive standby replays everything after its checkpoint")
+				}
+			})
 		})
 	}
 }
 
 func TestRunStopsAtEndAndOnCancel(t *testing.T) {
-	cfg := config(t, mapQuery, "none")
-	cfg.StopWhenDrained = false
-	cfg.End = 100 * time.Millisecond
-	out, err := inproc.Run(context.Background(), cfg)
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, out.Wall, 100*time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		cfg := config(t, mapQuery, "none")
+		cfg.StopWhenDrained = false
+		cfg.End = 100 * time.Millisecond
+		out, err := inproc.Run(context.Background(), cfg)
+		require.NoError(t, err)
+		require.Equal(t, cfg.End, out.Wall, "the run stops at its end, not before the sources are done")
+	})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = inproc.Run(ctx, config(t, mapQuery, "none"))
+	_, err := inproc.Run(ctx, config(t, mapQuery, "none"))
 	require.ErrorIs(t, err, context.Canceled)
 }
 
