@@ -31,15 +31,18 @@ func openFDs(t *testing.T) int {
 // TestNodeSurvivesGarbageAndConnectionChurn runs a real node (the sink)
 // in this process and attacks its data port on 127.0.0.1: connections
 // that send random garbage, then a churn of thousands of connections
-// opened and dropped (bounded in time). The node must keep serving a
-// legitimate peer, and its goroutines and file descriptors must return
-// to where they were: nothing leaks per bad connection.
+// opened and dropped. The node must accept every one of them, keep
+// serving a legitimate peer, and its goroutines and file descriptors must
+// return to where they were: nothing leaks per bad connection.
 func TestNodeSurvivesGarbageAndConnectionChurn(t *testing.T) {
 	const (
 		secret  = "churn test secret"
 		garbage = 300
-		churn   = 5000
-		budget  = 20 * time.Second // the churn stops here on a slow machine
+		churn   = 3000
+		// settle is the slack on the leak check: goroutines or sockets
+		// the node and memberlist may still open after the baseline.
+		// A leak per bad connection would show as thousands.
+		settle = 10
 	)
 	yml := `name: churn
 duration: 60s
@@ -66,8 +69,6 @@ nodes:
 		b, err := os.ReadFile(ReadyFile(dir, "sink"))
 		return err == nil && json.Unmarshal(b, &rd) == nil
 	}, 5*time.Second, 5*time.Millisecond)
-	// Let the node's loop and memberlist settle before taking the baseline.
-	time.Sleep(300 * time.Millisecond)
 	g0, fd0 := runtime.NumGoroutine(), openFDs(t)
 
 	// Garbage: random bytes of random length, sometimes after reading the challenge.
@@ -87,10 +88,8 @@ nodes:
 		_, _ = c.Write(b)
 		c.Close()
 	}
-	// Churn: open and drop connections as fast as possible.
-	start := time.Now()
-	n := 0
-	for ; n < churn && time.Since(start) < budget; n++ {
+	// Churn: open and drop connections as fast as possible; every one is accepted.
+	for n := range churn {
 		c, err := net.Dial("tcp", rd.Data)
 		require.NoError(t, err, "connection %d refused: the node stopped accepting", n)
 		if n%3 == 0 {
@@ -100,8 +99,6 @@ nodes:
 		}
 		c.Close()
 	}
-	t.Logf("%d garbage connections, %d churned connections in %s", garbage, n, time.Since(start).Round(time.Millisecond))
-	assert.GreaterOrEqual(t, n, 1000, "the churn ran")
 
 	// A legitimate peer still gets its tuple in.
 	good, _, _ := newTestTransport(t, "C", keysFor(secret), map[string]string{"sink": rd.Data})
@@ -123,7 +120,7 @@ nodes:
 
 	// Every bad connection's goroutine and socket is gone.
 	assert.Eventually(t, func() bool {
-		return runtime.NumGoroutine() <= g0+2 && openFDs(t) <= fd0+2
+		return runtime.NumGoroutine() <= g0+settle && openFDs(t) <= fd0+settle
 	}, 10*time.Second, 20*time.Millisecond, "goroutines %d (baseline %d), fds %d (baseline %d)", runtime.NumGoroutine(), g0, openFDs(t), fd0)
 
 	cancel()

@@ -102,15 +102,26 @@ func TestClusterEndToEnd(t *testing.T) {
 		t.Logf("%s: %s/%s missing %d dup %d wrong %d lost %d detect %v recovery %v",
 			run.Strategy, rec.Type, rec.Subtype, rec.Missing, rec.Duplicates, rec.Wrong, rec.LostInputs, deref(rec.DetectionMs), deref(rec.RecoveryMs))
 		require.NotNil(t, rec.DetectionMs, "%s: the crash must be detected", run.Strategy)
-		assert.Less(t, *rec.DetectionMs, 3000.0, "the steady profile detects within ~1 s")
 		assert.Positive(t, rec.Delivered)
-		var crash, takeover, stats bool
+		// The SIGKILL of B, then a host declaring B dead, then B.1 taking
+		// over: in that order (how fast is BenchmarkDetectorCrashDetection's
+		// and the run report's business, not this test's).
+		var crash, detect, takeover *ha.Event
+		var stats bool
 		for _, ev := range cmp.Runs[i].Trace.Events() {
 			switch ev.Kind {
 			case ha.EvCrash:
-				crash = crash || ev.Host == "B"
+				if ev.Host == "B" && crash == nil {
+					crash = &ev
+				}
+			case ha.EvDetect:
+				if ev.Peer == "B" && detect == nil && crash != nil {
+					detect = &ev
+				}
 			case ha.EvTakeover:
-				takeover = takeover || ev.Host == "B.1"
+				if ev.Host == "B.1" && takeover == nil {
+					takeover = &ev
+				}
 			case ha.EvStats:
 				stats = true
 				if ev.Host == "src" {
@@ -118,7 +129,10 @@ func TestClusterEndToEnd(t *testing.T) {
 				}
 			}
 		}
-		assert.True(t, crash && takeover && stats, "%s: the trace holds the SIGKILL of B, the takeover by B.1 and the nodes' stats", run.Strategy)
+		require.True(t, crash != nil && detect != nil && takeover != nil && stats,
+			"%s: the trace holds the SIGKILL of B, its detection, the takeover by B.1 and the nodes' stats", run.Strategy)
+		assert.LessOrEqual(t, detect.T, takeover.T, "%s: B.1 takes over only once B is declared dead", run.Strategy)
+		assert.LessOrEqual(t, crash.T, takeover.T, "%s: the takeover follows the crash", run.Strategy)
 		assert.Positive(t, run.Overhead.ProcessCPUMs, "%s: process CPU is summed over the nodes", run.Strategy)
 		switch run.Strategy {
 		case "amnesia":
