@@ -26,7 +26,7 @@ type outBlockOf = [outBlock]Tuple
 type outQueue struct {
 	// The fields Push and Lend use for every tuple come first, 15 bytes,
 	// so that they can share a cache line with the node's other per-output
-	// fields (TestOutputFieldsShareALine): in cluster mode each line a
+	// fields (BenchmarkOutputFieldsShareALine): in cluster mode each line a
 	// message touches is a miss.
 	//
 	// tail is the block last appended: Push writes into it without loading
