@@ -118,6 +118,7 @@ func TestCheckCorrectAndWrongAnswers(t *testing.T) {
 			continue // needs the student's strategy: TestLab5* below
 		}
 		t.Run(l.Dir, func(t *testing.T) {
+			t.Parallel() // each lab's check runs its own simulations
 			res, err := l.Check(answers(t, l, fmt.Sprintf("testdata/answers/%d.yaml", l.N)), opts())
 			require.NoError(t, err)
 			for _, v := range res.Verdicts {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestLabCommand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string

@@ -29,6 +29,7 @@ func writeFile(t *testing.T, name, content string) string {
 }
 
 func TestRunDefaultPrintsTableAndWritesResults(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errOut := runCLI(t, "run", "--strategy", "amnesia", "--out", dir)
 	require.Equal(t, 0, code, errOut)
@@ -58,6 +59,7 @@ func TestRunWritesACPUProfile(t *testing.T) {
 }
 
 func TestRunJSONIsTheResult(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := runCLI(t, "run", "--strategy", "amnesia", "--json", "--no-out", "--seed", "9")
 	require.Equal(t, 0, code, errOut)
 	var res struct {
@@ -84,6 +86,7 @@ func TestRunJSONIsTheResult(t *testing.T) {
 }
 
 func TestRunSameSeedSameResultFile(t *testing.T) {
+	t.Parallel()
 	a, b := t.TempDir(), t.TempDir()
 	for _, d := range []string{a, b} {
 		code, _, errOut := runCLI(t, "run", "--strategy", "amnesia", "--out", d)
@@ -163,6 +166,10 @@ func TestOperatorsListsTheLibrary(t *testing.T) {
 // TestRunReportsStagesOfLongRuns: a run past runProgressAfter tells which
 // stage it is in on stderr (stdout keeps only the table or the JSON);
 // --quiet silences it. The default run is shorter than the real threshold.
+//
+// Not parallel, nor is TestReportRerendersARunDir: both set
+// runProgressAfter, which the parallel tests read once every sequential
+// test has ended.
 func TestRunReportsStagesOfLongRuns(t *testing.T) {
 	defer func(d time.Duration) { runProgressAfter = d }(runProgressAfter)
 	runProgressAfter = 0
@@ -188,6 +195,7 @@ func TestRunReportsStagesOfLongRuns(t *testing.T) {
 // trace once it is written (or, with --no-out, once it is classified), so
 // a long experiment's memory does not grow with the number of strategies.
 func TestRunKeepsNoFaultyTrace(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{"", t.TempDir()} {
 		cmp, err := compareInto(sim.Default(), []string{"amnesia", "upstream-backup"}, dir, nil, "streamha run")
 		require.NoError(t, err)

@@ -50,6 +50,7 @@ func TestBenchRejectsNegativeRepeat(t *testing.T) {
 // default CPU model of 2 µs per operator could not) and the experiment
 // must survive the YAML round trip the launcher makes.
 func TestDataPlaneExperimentKeepsUp(t *testing.T) {
+	t.Parallel()
 	e := dataPlaneExperiment("plane", planeRate, 3*time.Second)
 	require.NoError(t, e.Validate())
 	require.Zero(t, *e.Spares)

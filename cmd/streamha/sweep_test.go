@@ -24,6 +24,7 @@ faults:
 `
 
 func TestSweepAndReportCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	exp := filepath.Join(dir, "exp.yaml")
 	require.NoError(t, os.WriteFile(exp, []byte(sweepTestExperiment), 0o644))
@@ -89,6 +90,7 @@ func TestSweepAndReportCommands(t *testing.T) {
 }
 
 func TestRunWritesReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	exp := filepath.Join(dir, "exp.yaml")
 	require.NoError(t, os.WriteFile(exp, []byte(sweepTestExperiment), 0o644))
