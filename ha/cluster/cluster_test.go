@@ -6,6 +6,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -195,11 +196,12 @@ func deref(p *float64) any {
 // TestNodeRejectsPeersWithoutSecret runs a real node (the sink) in this
 // process with a secret and attacks it: peers without the secret or with
 // a wrong one can neither join its membership nor inject tuples, while a
-// peer holding the secret can.
+// peer holding the secret can. The run is long and is stopped once the
+// insider's tuple is in, so a slow machine cannot end it first.
 func TestNodeRejectsPeersWithoutSecret(t *testing.T) {
 	const secret = "node secret for the rejection test"
 	yml := `name: secure
-duration: 1500ms
+duration: 60s
 drain: 500ms
 source: {rate: 100, keys: 2}
 nodes:
@@ -209,9 +211,11 @@ nodes:
 	cfg := filepath.Join(dir, "exp.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(yml), 0o644))
 	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- RunNode(context.Background(), NodeOptions{
+		done <- RunNode(ctx, NodeOptions{
 			Config: cfg, Strategy: "none", Seed: -1, Host: "sink", Out: dir, Secret: []byte(secret),
 			MetricsAddr: "127.0.0.1:0", Linger: 50 * time.Millisecond, Logger: log.New(&logs, "", 0),
 		})
@@ -243,12 +247,17 @@ nodes:
 	}, 5*time.Second, 5*time.Millisecond, "both rogue connections are rejected and logged")
 	good, _, _ := newTestTransport(t, "C", keysFor(secret), peers)
 	good.Send("sink", tuple(1))
+	require.Eventually(t, func() bool {
+		tr, err := ReadTraceTolerant(TraceFileOf(dir, "sink"))
+		return err == nil && slices.ContainsFunc(tr, func(ev ha.Event) bool { return ev.Kind == ha.EvDeliver })
+	}, 30*time.Second, 10*time.Millisecond, "the insider's tuple is delivered")
 
+	cancel()
 	select {
 	case err := <-done:
 		require.NoError(t, err)
 	case <-time.After(10 * time.Second):
-		t.Fatal("node did not stop at the end of its run")
+		t.Fatal("node did not stop when cancelled")
 	}
 	tr, err := ReadTraceTolerant(TraceFileOf(dir, "sink"))
 	require.NoError(t, err)
