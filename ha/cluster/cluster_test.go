@@ -3,7 +3,9 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -145,7 +147,34 @@ func TestClusterEndToEnd(t *testing.T) {
 			assert.Zero(t, rec.Duplicates)
 			assert.Zero(t, rec.Wrong)
 		}
+		if t.Failed() {
+			logTraceSummary(t, run.Strategy, cmp.Runs[i].Trace)
+		}
 	}
+}
+
+// logTraceSummary logs, per host, how many events of each kind a real run
+// traced and every detection and takeover with its time: what is needed
+// to tell a starved machine's false detection from a protocol fault once
+// the run directory is gone.
+func logTraceSummary(t *testing.T, strategy string, tr *ha.Trace) {
+	t.Helper()
+	counts := map[string]map[ha.EventKind]int{}
+	var marks []string
+	for _, ev := range tr.Events() {
+		if counts[ev.Host] == nil {
+			counts[ev.Host] = map[ha.EventKind]int{}
+		}
+		counts[ev.Host][ev.Kind]++
+		switch ev.Kind {
+		case ha.EvCrash, ha.EvDetect, ha.EvTakeover, ha.EvRoute:
+			marks = append(marks, fmt.Sprintf("%s %s %s %s", ev.T.Round(time.Millisecond), ev.Host, ev.Kind, ev.Peer))
+		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(counts)) {
+		t.Logf("%s: %s: %v", strategy, h, counts[h])
+	}
+	t.Logf("%s: %s", strategy, strings.Join(marks, "; "))
 }
 
 // TestOverheadRounds: with repeated overhead rounds, the no-HA baseline
