@@ -69,7 +69,7 @@ type Node struct {
 	times       [2]inputTimes
 
 	// outNext through the first fields of out share one cache line of an
-	// allocated node (TestOutputFieldsShareALine): every emitted tuple
+	// allocated node (BenchmarkOutputFieldsShareALine): every emitted tuple
 	// touches them. A field added above can split the line.
 	outNext   uint64
 	outPort   uint8

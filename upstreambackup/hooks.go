@@ -28,7 +28,7 @@ type ageMark struct {
 // The fields read for every tuple come first: in cluster mode a node loop
 // wakes once per message after other processes ran, and every cache line a
 // message touches is a miss (docs/benchmarks.md). Output and Input read
-// only the first 64 bytes (TestHotFieldsShareALine). The struct is 64-byte
+// only the first 64 bytes (BenchmarkHotFieldsShareALine). The struct is 64-byte
 // aligned as long as it stays within 512 bytes: larger objects with
 // pointers get an 8-byte allocation header in front.
 type hooks struct {
