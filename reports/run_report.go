@@ -240,7 +240,7 @@ func writeRunDoc(dir string, r *metrics.Result, figs []Figure) error {
 		d.p(r.Note)
 	}
 	d.h(2, "Comparison")
-	d.p("Recovery type against the failure-free run of the same seed; overhead ratios against the no-HA run (DESIGN §5).")
+	d.p("Recovery type against the failure-free run of the same seed; overhead ratios against the no-HA run (definitions: docs/semantics.md).")
 	t := RunTable(r)
 	d.tbl(t)
 	if n := RoundsNote(r); n != "" {

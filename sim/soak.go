@@ -348,7 +348,7 @@ type soakFailure struct {
 
 // PreciseExpected reports whether the case's strategy, with its
 // parameters, promises precise recovery on the case's query
-// (DESIGN §2): passive standby and active standby on deterministic
+// (docs/semantics.md): passive standby and active standby on deterministic
 // queries (or with the non-deterministic choices logged or shipped),
 // upstream backup with dedup and unbounded retention on deterministic
 // queries. why explains a false answer.
@@ -357,7 +357,7 @@ func (c *SoakCase) PreciseExpected() (ok bool, why string) {
 }
 
 // PreciseExpected reports whether strategy, with params, promises precise
-// recovery on e's query (DESIGN §2), and if not, why. The soak and the
+// recovery on e's query (docs/semantics.md), and if not, why. The soak and the
 // cluster's chaos check both hold runs to it.
 func PreciseExpected(e *Experiment, strategy string, params map[string]any) (ok bool, why string) {
 	arbitrary := e.QueryClass() == ha.Arbitrary

@@ -117,7 +117,7 @@ func TestInFaultModel(t *testing.T) {
 	}
 }
 
-// TestPreciseExpected follows DESIGN §2's table.
+// TestPreciseExpected follows the expected-outcome table of docs/semantics.md.
 func TestPreciseExpected(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -1,7 +1,7 @@
 // Package conformance is the strategy conformance suite: it runs any
 // registered strategy — a built-in one or a student's — over a matrix of
 // queries (one per operator class) and fault schedules in the simulator and
-// checks the recovery contract of DESIGN §2 against the strategy's claims,
+// checks the recovery contract of docs/semantics.md against the strategy's claims,
 // plus the invariants every strategy must keep whatever it claims.
 //
 // Use it from a test, like etcd's rafttest:

@@ -12,7 +12,7 @@ import (
 	_ "github.com/streamha/streamha/upstreambackup"
 )
 
-// builtinClaims are the DESIGN §2 expected outcomes of the built-in strategies.
+// builtinClaims are the expected outcomes (docs/semantics.md) of the built-in strategies.
 var builtinClaims = []struct {
 	name   string
 	claims conformance.Claims
