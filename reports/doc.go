@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/streamha/streamha/ha/metrics"
 )
 
 // A report is built once as a document of blocks and rendered both as
@@ -62,6 +64,8 @@ type cell struct {
 	num  float64
 	isN  bool // num is valid
 	null bool // no value ("–")
+	// boolean: bval is the value (true/false in the files).
+	boolean, bval bool
 }
 
 func txt(s string) cell { return cell{text: s} }
@@ -78,6 +82,23 @@ func optCell(p *float64, prec int) cell {
 		return cell{text: "–", null: true}
 	}
 	return numCell(*p, prec)
+}
+
+// recoveryCell is the recovery time, or "not recovered (> 9.7 s)": a
+// null in the files, never a number.
+func recoveryCell(r metrics.Recovery) cell {
+	if r.RecoveryMs == nil && r.NotRecovered {
+		return cell{text: r.RecoveryText(), null: true}
+	}
+	return optCell(r.RecoveryMs, 1)
+}
+
+// boolCell is "yes" or "no" (true or false in the files).
+func boolCell(b bool) cell {
+	if b {
+		return cell{text: "yes", boolean: true, bval: true}
+	}
+	return cell{text: "no", boolean: true}
 }
 
 func intCell(v int64) cell { return cell{text: strconv.FormatInt(v, 10), num: float64(v), isN: true} }
@@ -142,6 +163,8 @@ func (t *table) csv() ([]byte, error) {
 			switch {
 			case c.null:
 				rec[i] = ""
+			case c.boolean:
+				rec[i] = strconv.FormatBool(c.bval)
 			case c.isN:
 				rec[i] = strconv.FormatFloat(c.num, 'g', -1, 64)
 			default:
@@ -166,6 +189,8 @@ func (t *table) records() []orderedRecord {
 			switch {
 			case c.null:
 				rec.vals = append(rec.vals, nil)
+			case c.boolean:
+				rec.vals = append(rec.vals, c.bval)
 			case c.isN:
 				rec.vals = append(rec.vals, c.num)
 			default:

@@ -71,6 +71,11 @@ func runMarkers(trace *ha.Trace, rec metrics.Recovery) ([]marker, [][2]float64) 
 	}
 	if f, _, ok := metrics.FirstFault(trace); ok && rec.RecoveryMs != nil {
 		windows = append(windows, [2]float64{sec(f), sec(f) + *rec.RecoveryMs/1e3})
+	} else if ok && rec.NotRecovered && rec.ObservedMs != nil {
+		// Never recovered: shade to the end of the run and say so there.
+		end := sec(f) + *rec.ObservedMs/1e3
+		windows = append(windows, [2]float64{sec(f), end})
+		ms = append(ms, marker{end, "not recovered", colCrash})
 	}
 	return ms, windows
 }

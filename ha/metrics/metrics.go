@@ -58,7 +58,16 @@ type Recovery struct {
 	LostInputs        int64    `json:"lost_inputs"`
 	ConvergedAtMs     *float64 `json:"converged_at_ms"`
 	DetectionMs       *float64 `json:"detection_ms"`
-	RecoveryMs        *float64 `json:"recovery_ms"`
+	// RecoveryMs is nil when the run ended before the sink recovered
+	// (NotRecovered) or when nothing failed.
+	RecoveryMs *float64 `json:"recovery_ms"`
+	// NotRecovered is true when the sink had not recovered by the end of
+	// the run; ObservedMs is then how long after the fault the run ended.
+	NotRecovered bool     `json:"not_recovered"`
+	ObservedMs   *float64 `json:"observed_ms,omitempty"`
+	// Outstanding counts the expected outputs not yet delivered by a run
+	// that ended while still catching up (not counted as Missing).
+	Outstanding int `json:"outstanding,omitempty"`
 	MaxAddedLatencyMs float64  `json:"max_added_latency_ms"`
 	UnavailableMs     float64  `json:"unavailable_ms"`
 	Delivered         int      `json:"delivered"`
@@ -66,8 +75,32 @@ type Recovery struct {
 	Explanations      []string `json:"explanations"`
 }
 
-// Label is the recovery as one word or type/subtype ("rollback/repeating").
-func (r Recovery) Label() string { return classify.Label(r.Type, r.Subtype) }
+// NotRecoveredType is the recovery type of a run that ended while still
+// catching up: its missing outputs were outstanding, not lost.
+const NotRecoveredType = "not-recovered"
+
+// Label is the recovery as one word or type/subtype ("rollback/repeating"),
+// or "not recovered by end of run (N outstanding)".
+func (r Recovery) Label() string {
+	if r.Type == NotRecoveredType {
+		return fmt.Sprintf("not recovered by end of run (%d outstanding)", r.Outstanding)
+	}
+	return classify.Label(r.Type, r.Subtype)
+}
+
+// RecoveryText is the recovery time as the table prints it: "221.0", or
+// "not recovered (> 9.7 s)", or "" when nothing failed.
+func (r Recovery) RecoveryText() string {
+	switch {
+	case r.RecoveryMs != nil:
+		return fmt.Sprintf("%.1f", *r.RecoveryMs)
+	case r.NotRecovered && r.ObservedMs != nil:
+		return fmt.Sprintf("not recovered (> %.1f s)", *r.ObservedMs/1e3)
+	case r.NotRecovered:
+		return "not recovered"
+	}
+	return ""
+}
 
 // Overhead is a strategy's failure-free cost and its ratio to the no-HA run.
 type Overhead struct {
@@ -257,18 +290,33 @@ func ClassifyRecovery(reference, faulty *ha.Trace) (Recovery, classify.Result) {
 		r.Explanations = []string{}
 	}
 	x := c.Index
-	r.LostInputs = lostInputs(exp, obs, x)
+	r.LostInputs = lostInputs(exp, obs, x, nil)
 	fault, host, ok := FirstFault(faulty)
 	if !ok {
 		return r, c
 	}
 	r.DetectionMs = detection(faulty, fault, host)
-	r.RecoveryMs = recoveryTime(exp, obs, x, fault)
-	if end, ok := serviceRestored(faulty, fault); ok && r.RecoveryMs != nil && ms(end-fault) > *r.RecoveryMs {
-		r.RecoveryMs = ptr(ms(end - fault))
-	}
 	r.MaxAddedLatencyMs = maxAdded(exp, obs, x)
 	r.UnavailableMs = unavailable(exp, obs)
+	rec := recoveryOf(exp, obs, x, faulty, fault)
+	if rec.recovered {
+		r.RecoveryMs = ptr(max(ms(rec.at), r.UnavailableMs))
+		return r, c
+	}
+	r.NotRecovered, r.ObservedMs = true, ptr(ms(rec.observed))
+	if rec.outstanding != nil {
+		n := 0
+		for _, o := range rec.outstanding {
+			if o {
+				n++
+			}
+		}
+		if n > 0 {
+			r.Outstanding, r.Missing = n, r.Missing-n
+			r.Type, r.Subtype = NotRecoveredType, ""
+			r.LostInputs = lostInputs(exp, obs, x, rec.outstanding)
+		}
+	}
 	return r, c
 }
 
@@ -279,11 +327,11 @@ func ClassifyRecovery(reference, faulty *ha.Trace) (Recovery, classify.Result) {
 // largest shortfall of the key, so a lost tuple is not counted once per
 // later output. It replaces the classifier's lost_inputs, which must sum
 // every shortfall because it knows nothing of output kinds.
-func lostInputs(exp, obs *ha.Deliveries, x classify.Index) int64 {
+func lostInputs(exp, obs *ha.Deliveries, x classify.Index, outstanding []bool) int64 {
 	var total int64
 	running := map[uint32]int64{}
 	for id, short := range Shortfalls(exp, obs, x) {
-		if short == 0 {
+		if short == 0 || outstanding != nil && outstanding[id] {
 			continue
 		}
 		if k := exp.At(int(x.First[id])).Tuple.ID; k.Kind == ha.IDKey {
@@ -346,48 +394,6 @@ func serviceRestored(trace *ha.Trace, fault time.Duration) (time.Duration, bool)
 		}
 	}
 	return end, found
-}
-
-// recoveryTime: from the fault until the sink's latency is back within
-// 10 % of its pre-failure median and stays there. An output counts as late
-// only when it is both above that bound and slower than the same output
-// was in the failure-free run by more than the same 10 %: natural jitter,
-// which the failure-free run shows too, is not a failure's doing.
-func recoveryTime(exp, obs *ha.Deliveries, x classify.Index, fault time.Duration) *float64 {
-	var pre []time.Duration
-	for _, d := range obs.All() {
-		if d.T < fault {
-			pre = append(pre, d.Latency())
-		}
-	}
-	if len(pre) == 0 {
-		for _, d := range exp.All() {
-			pre = append(pre, d.Latency())
-		}
-	}
-	if len(pre) == 0 {
-		return nil
-	}
-	median := quantile(pre, 0.5)
-	slack := median / 10
-	lastBad := -1
-	er := exp.Reader()
-	for i, d := range obs.All() {
-		if d.T < fault || d.Latency() <= median+slack {
-			continue
-		}
-		if id := x.Observed[i]; id >= 0 && d.Latency() <= firstLatency(er, x, id)+slack {
-			continue
-		}
-		lastBad = i
-	}
-	if lastBad < 0 {
-		return ptr(0)
-	}
-	if lastBad+1 < obs.Len() {
-		return ptr(ms(obs.At(lastBad+1).T - fault))
-	}
-	return ptr(ms(obs.At(lastBad).T - fault))
 }
 
 func quantile(xs []time.Duration, q float64) time.Duration {

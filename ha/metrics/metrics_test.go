@@ -56,8 +56,10 @@ func TestRecoveryFigures(t *testing.T) {
 	require.NotNil(t, r.DetectionMs)
 	assert.InDelta(t, 200, *r.DetectionMs, 1e-9)
 	require.NotNil(t, r.RecoveryMs)
-	// The last slow output is #13 at 1.32 s; the next (#14 at 1.4 s) is back to normal.
-	assert.InDelta(t, 350, *r.RecoveryMs, 1e-9)
+	// The last slow output is #13 at 1.32 s; from then on every output is
+	// on time.
+	assert.InDelta(t, 270, *r.RecoveryMs, 1e-9)
+	assert.False(t, r.NotRecovered)
 	assert.InDelta(t, 197, r.MaxAddedLatencyMs, 1e-9)
 	// Longest gap 1.0 → 1.3 s = 300 ms, normal gap 100 ms.
 	assert.InDelta(t, 200, r.UnavailableMs, 1e-9)
@@ -75,6 +77,149 @@ func TestRecoveryNeverBeforeTakeover(t *testing.T) {
 	r := metrics.RecoveryOf(ha.NewTrace(ref...), ha.NewTrace(faulty...))
 	require.NotNil(t, r.RecoveryMs)
 	assert.InDelta(t, 225, *r.RecoveryMs, 1e-9, "service is back only once the takeover caught up")
+}
+
+// withFault is ref's first n deliveries, a crash of B at crash, and then
+// the deliveries after.
+func withFault(ref []ha.Event, n int, crash time.Duration, after ...ha.Event) []ha.Event {
+	out := append([]ha.Event{}, ref[:n]...)
+	out = append(out, ha.Event{T: crash, Kind: ha.EvCrash, Host: "B"})
+	return append(out, after...)
+}
+
+// stats is the end-of-run event that says when the run stopped.
+func stats(at time.Duration) ha.Event {
+	return ha.Event{T: at, Kind: ha.EvStats, Host: "B.1", Stats: &ha.NodeStats{}}
+}
+
+func TestRecoveryIgnoresALoneLateOutlier(t *testing.T) {
+	ref := steady(40)
+	// Outputs 11–13 late after the crash at 1.05 s, then on time; output
+	// 30, long after, arrives 80 ms late once.
+	after := []ha.Event{
+		deliver(1300*ms, 0, 11, 200*ms, 10), deliver(1310*ms, 0, 12, 110*ms, 10), deliver(1320*ms, 0, 13, 20*ms, 10),
+	}
+	after = append(after, ref[13:29]...)
+	after = append(after, deliver(3080*ms, 0, 30, 80*ms, 10))
+	after = append(after, ref[30:]...)
+	r := metrics.RecoveryOf(ha.NewTrace(ref...), ha.NewTrace(withFault(ref, 10, 1050*ms, after...)...))
+	require.NotNil(t, r.RecoveryMs)
+	assert.InDelta(t, 270, *r.RecoveryMs, 1e-9, "one late output at 3.08 s does not move recovery")
+
+	// Three late outputs in a row are no outlier: the sink fell behind again.
+	after = after[:3]
+	after = append(after, ref[13:27]...)
+	after = append(after, deliver(2880*ms, 0, 28, 80*ms, 10), deliver(2980*ms, 0, 29, 80*ms, 10), deliver(3080*ms, 0, 30, 80*ms, 10))
+	after = append(after, ref[30:]...)
+	r = metrics.RecoveryOf(ha.NewTrace(ref...), ha.NewTrace(withFault(ref, 10, 1050*ms, after...)...))
+	require.NotNil(t, r.RecoveryMs)
+	assert.InDelta(t, 3080-1050, *r.RecoveryMs, 1e-9)
+}
+
+func TestNotRecovered(t *testing.T) {
+	ref := steady(30)
+	tests := []struct {
+		name        string
+		after       []ha.Event
+		typ         string
+		missing     int
+		outstanding int
+	}{
+		{
+			name:  "no output after the crash, no takeover",
+			after: []ha.Event{stats(3 * time.Second)},
+			typ:   "gap", missing: 20,
+		},
+		{
+			name: "takeovers happened but output never resumed",
+			after: []ha.Event{
+				{T: 1250 * ms, Kind: ha.EvTakeover, Host: "B.1", Epoch: 1},
+				{T: 1300 * ms, Kind: ha.EvCaughtUp, Host: "B.1"},
+				stats(3 * time.Second),
+			},
+			typ: "gap", missing: 20,
+		},
+		{
+			name: "still catching up when the run ended",
+			after: func() []ha.Event {
+				var a []ha.Event
+				for i := 11; i <= 25; i++ { // each 1.5 s late, up to the end
+					a = append(a, deliver(time.Duration(i)*100*ms+1500*ms, 0, int64(i), 1500*ms, 10))
+				}
+				return append(a, stats(4*time.Second))
+			}(),
+			typ: metrics.NotRecoveredType, outstanding: 5,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := metrics.RecoveryOf(ha.NewTrace(ref...), ha.NewTrace(withFault(ref, 10, 1050*ms, tc.after...)...))
+			assert.Nil(t, r.RecoveryMs, "never a small number")
+			assert.True(t, r.NotRecovered)
+			require.NotNil(t, r.ObservedMs)
+			last := tc.after[len(tc.after)-1].T
+			assert.InDelta(t, ms2(last-1050*ms), *r.ObservedMs, 1e-9)
+			assert.Equal(t, tc.typ, r.Type)
+			assert.Equal(t, tc.missing, r.Missing)
+			assert.Equal(t, tc.outstanding, r.Outstanding)
+			assert.Contains(t, r.RecoveryText(), "not recovered (> ")
+			if tc.outstanding > 0 {
+				assert.Equal(t, "not recovered by end of run (5 outstanding)", r.Label())
+				assert.Zero(t, r.LostInputs, "outstanding outputs are not lost")
+			}
+		})
+	}
+}
+
+func ms2(d time.Duration) float64 { return float64(d) / float64(ms) }
+
+// TestRecoveryNeverBelowSilence: on randomly damaged runs (an outage of
+// random length, late outputs, lost outputs, a late outlier), recovery,
+// when reached, is never shorter than the longest interval without output
+// after the fault while outputs were due, nor than unavailable_ms.
+func TestRecoveryNeverBelowSilence(t *testing.T) {
+	ref := steady(60)
+	recovered := 0
+	for seed := range uint64(500) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		crash := time.Duration(500+rng.IntN(2000)) * ms
+		n := int(crash / (100 * ms))
+		outage := time.Duration(rng.IntN(3000)) * ms
+		var after []ha.Event
+		for i := n + 1; i <= 60; i++ {
+			due := time.Duration(i) * 100 * ms
+			if rng.IntN(15) == 0 {
+				continue // lost
+			}
+			at := max(due, crash+outage)
+			if rng.IntN(40) == 0 {
+				at += time.Duration(rng.IntN(500)) * ms // an outlier
+			}
+			if len(after) > 0 {
+				at = max(at, after[len(after)-1].T)
+			}
+			after = append(after, deliver(at, 0, int64(i), at-due+3*ms, 10))
+		}
+		after = append(after, stats(6500*ms))
+		r := metrics.RecoveryOf(ha.NewTrace(ref...), ha.NewTrace(withFault(ref, n, crash, after...)...))
+		prev, silence := crash, time.Duration(0)
+		for _, e := range after {
+			if e.Kind == ha.EvDeliver {
+				if e.T-prev > 100*ms {
+					silence = max(silence, e.T-prev)
+				}
+				prev = e.T
+			}
+		}
+		if r.RecoveryMs == nil {
+			require.True(t, r.NotRecovered, "seed %d", seed)
+			continue
+		}
+		recovered++
+		require.GreaterOrEqual(t, *r.RecoveryMs, ms2(silence), "seed %d", seed)
+		require.GreaterOrEqual(t, *r.RecoveryMs, r.UnavailableMs, "seed %d", seed)
+	}
+	assert.Greater(t, recovered, 100, "the property was checked on recovered runs")
 }
 
 func TestLostInputsCountsEachTupleOnce(t *testing.T) {
