@@ -142,7 +142,7 @@ func parseTuple(b []byte, t *Tuple) error {
 			return fmt.Errorf("%w: tuple byte %d is 0x%02x, want 0x%02x", ErrMalformed, c.at, b[c.at], c.code)
 		}
 	}
-	if b[1] > mpFixIntHi || b[43] > uint8(IDPair) {
+	if b[1] > mpFixIntHi || b[43] > uint8(IDEnd) {
 		return fmt.Errorf("%w: tuple stream or id kind out of range", ErrMalformed)
 	}
 	be := binary.BigEndian

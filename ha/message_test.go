@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,6 +28,7 @@ func TestMessageRoundTrip(t *testing.T) {
 		m    ha.Message
 	}{
 		{"data", ha.Message{Kind: ha.KindData, From: "A", Frag: 0, Epoch: 3, Stream: 1, Tuples: []ha.Tuple{sampleTuple(1), sampleTuple(2)}}},
+		{"end of stream", ha.Message{Kind: ha.KindData, From: "src", Frag: ha.FragSource, Tuples: []ha.Tuple{ha.EndMark(1, 6*time.Second)}}},
 		{"route", ha.Message{Kind: ha.KindRoute, From: "B.1", Frag: 1, Epoch: 2, Route: &ha.Route{Frag: 1, Epoch: 2, Primary: "B.1", Receivers: []string{"B.1", "B.2"}, ResetSeq: true, Resume: true}}},
 		{"resume", ha.Message{Kind: ha.KindResume, From: "B.1", Frag: 1, Epoch: 2, Stream: 0, Seq: 4711}},
 		{"ack", ha.Message{Kind: ha.KindAck, From: "C", Frag: 2, Seq: 99, Level: 1}},

@@ -985,6 +985,9 @@ func (n *Node) process(t Tuple) {
 		n.orderLog = append(n.orderLog, t.Stream)
 	}
 	if n.IsSink() {
+		if t.IsEnd() {
+			return // the end of a stream is no output
+		}
 		n.pendWork++
 		n.delivered = t
 		n.Trace(Event{Kind: EvDeliver, Tuple: &n.delivered})

@@ -69,6 +69,7 @@ type generator struct {
 	n      int64         // tuples generated so far
 	next   time.Duration // scheduled time of the next tuple
 	wake   time.Duration // intended time of the last wake-up
+	ended  bool          // the end-of-stream mark was sent
 }
 
 func newGenerator(spec SourceSpec, stream uint32, rng *rand.Rand) *generator {
@@ -95,7 +96,23 @@ const MaxSourceBurst = 1024
 
 // due emits the tuples scheduled at or before now, at most MaxSourceBurst,
 // and returns the time of the next one (or false once the source is done).
+// After the last tuple it asks to be woken at Duration, when it emits the
+// end-of-stream mark (EndMark) and is done.
 func (g *generator) due(now time.Duration, emit func(Tuple)) (time.Duration, bool) {
+	next, more := g.tuples(now, emit)
+	if more || g.ended {
+		return next, more
+	}
+	if now < g.spec.Duration {
+		return g.spec.Duration, true
+	}
+	g.ended = true
+	emit(EndMark(g.stream, g.spec.Duration))
+	return next, false
+}
+
+// tuples emits the tuples due at now (see due).
+func (g *generator) tuples(now time.Duration, emit func(Tuple)) (time.Duration, bool) {
 	for burst := 0; burst < MaxSourceBurst && g.next <= now && g.next < g.spec.Duration; burst++ {
 		g.n++
 		var key uint32

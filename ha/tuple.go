@@ -32,7 +32,21 @@ const (
 	// IDPair identifies one join result: Key is the key, X packs the left
 	// and right source tuple numbers (left<<32 | right).
 	IDPair
+	// IDEnd marks the end of a source stream (Key is the stream): the
+	// final mark a source sends after its last tuple. It travels like a
+	// tuple, closes every open window of the operators it passes and is
+	// never delivered to the sink (docs/semantics.md, "End of stream").
+	IDEnd
 )
+
+// IsEnd reports whether t is an end-of-stream mark.
+func (t *Tuple) IsEnd() bool { return t.ID.Kind == IDEnd }
+
+// EndMark is the end-of-stream mark of source stream at time at (its
+// event time and intended emission time).
+func EndMark(stream uint32, at time.Duration) Tuple {
+	return Tuple{Time: int64(at), Emit: int64(at), ID: OutputID{Kind: IDEnd, Key: stream}}
+}
 
 // OutputID is the logical identity of a tuple, compared across runs by the
 // classifier (for example "k03|w=9s" for a windowed aggregate).
@@ -51,6 +65,8 @@ func (id OutputID) String() string {
 		return KeyName(id.Key) + "|s0:" + strconv.FormatInt(id.X>>32, 10) + "*s1:" + strconv.FormatInt(id.X&0xffffffff, 10)
 	case IDKey:
 		return KeyName(id.Key) + "#" + strconv.FormatInt(id.X, 10)
+	case IDEnd:
+		return "end-of-stream s" + strconv.FormatUint(uint64(id.Key), 10)
 	default:
 		return "s" + strconv.FormatUint(uint64(id.Key), 10) + ":" + strconv.FormatInt(id.X, 10)
 	}

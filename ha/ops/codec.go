@@ -23,6 +23,7 @@ const (
 	tagRunningDelta
 	tagJoinSnap
 	tagJoinDelta
+	tagUnionSnap
 )
 
 // stateVersion is bumped when an encoding changes incompatibly.

@@ -82,10 +82,21 @@ func (j *joinOp) Process(t ha.Tuple, emit ha.Emit) {
 	if t.Stream != 0 {
 		p = 1
 	}
+	if t.IsEnd() {
+		// The port has ended; once both have, every window closes at the
+		// end of the stream and the mark goes on.
+		j.seen[p], j.maxT[p] = true, endOfTime
+		j.closeUpTo(emit, t.Emit)
+		if j.maxT[1-p] == endOfTime {
+			t.Stream = 0
+			emit(t)
+		}
+		return
+	}
 	if !j.seen[p] || t.Time > j.maxT[p] {
 		j.seen[p] = true
 		j.maxT[p] = t.Time
-		j.closeUpTo(emit)
+		j.closeUpTo(emit, math.MaxInt64)
 	}
 	start := floorDiv(t.Time, j.window) * j.window
 	if wm, ok := j.watermark(); ok && start+j.window <= wm {
@@ -128,8 +139,9 @@ func cmpEntry(a, b joinEntry) int { return cmp.Compare(a.x, b.x) }
 
 // closeUpTo closes every window ending at or before the watermark, emitting
 // (when emit != nil) per key ascending every (left, right) pair ordered by
-// (left source number, right source number).
-func (j *joinOp) closeUpTo(emit ha.Emit) {
+// (left source number, right source number), with Emit the window's end,
+// at most last.
+func (j *joinOp) closeUpTo(emit ha.Emit, last int64) {
 	wm, ok := j.watermark()
 	if !ok {
 		return
@@ -154,7 +166,7 @@ func (j *joinOp) closeUpTo(emit ha.Emit) {
 							Key:     key,
 							ID:      ha.OutputID{Kind: ha.IDPair, Key: key, X: int64(uint64(l.x)<<32 | uint64(uint32(r.x)))},
 							Time:    end,
-							Emit:    end,
+							Emit:    min(end, last),
 							Value:   l.v + r.v,
 							Lineage: lin,
 						})
@@ -354,7 +366,7 @@ func (j *joinOp) ApplyDelta(delta []byte) error {
 		return fmt.Errorf("join: apply delta: %w", err)
 	}
 	j.seen, j.maxT = st.seen, st.maxT
-	j.closeUpTo(nil)
+	j.closeUpTo(nil, math.MaxInt64)
 	j.install(st)
 	j.clearDirty()
 	return nil

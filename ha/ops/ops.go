@@ -12,8 +12,10 @@
 // Event time is the tuple's Time (ns). Windowed operators close windows on a
 // watermark derived from the event times seen: a window [start, start+size)
 // closes when the watermark reaches start+size, and its result carries
-// Time = Emit = start+size. Windows only close when a tuple arrives; there is
-// no end-of-stream flush.
+// Time = Emit = start+size. Windows close when a tuple arrives, and all of
+// them when the end-of-stream mark arrives (ha.EndMark): a window the end
+// of the stream cuts short has Emit = the end of the stream. Every operator
+// passes the mark on (join and union once both ports have ended).
 package ops
 
 import (
@@ -48,6 +50,9 @@ func (e *ParamError) Error() string { return e.Op + "." + e.Param + ": " + e.Rea
 
 // Is makes errors.Is(err, ErrInvalidParameter) true.
 func (e *ParamError) Is(target error) bool { return target == ErrInvalidParameter }
+
+// endOfTime is the watermark of an ended stream: after every window.
+const endOfTime = math.MaxInt64 / 4
 
 // LateCounter is implemented by the windowed operators (tumbling, sliding,
 // join): Late is the number of tuples dropped because every window they
@@ -132,7 +137,7 @@ var registry = []opSpec{
 	{
 		doc: OpDoc{Name: "union", Class: ha.Arbitrary,
 			Doc: "merges ports 0 and 1 in arrival order (output on port 0); its output depends on the interleaving"},
-		build: func(*params) (ha.Operator, error) { return unionOp{}, nil },
+		build: func(*params) (ha.Operator, error) { return &unionOp{}, nil },
 	},
 }
 

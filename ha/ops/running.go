@@ -35,6 +35,10 @@ func (r *runningSumOp) Oldest() (int64, bool) { return 0, len(r.cells) > 0 }
 
 // Process adds t to its key's sum and emits the new sum with id key#n.
 func (r *runningSumOp) Process(t ha.Tuple, emit ha.Emit) {
+	if t.IsEnd() {
+		emit(t)
+		return
+	}
 	c := r.cells[t.Key]
 	c.n++
 	c.sum += t.Value

@@ -48,7 +48,7 @@ func buildFilter(p *params) (ha.Operator, error) {
 func (*filterOp) Name() string    { return "filter" }
 func (*filterOp) Class() ha.Class { return ha.Repeatable }
 func (f *filterOp) Process(t ha.Tuple, emit ha.Emit) {
-	if t.Value > f.gt && t.Value < f.lt {
+	if t.IsEnd() || t.Value > f.gt && t.Value < f.lt {
 		emit(t)
 	}
 }
@@ -81,20 +81,63 @@ func buildMap(p *params) (ha.Operator, error) {
 func (*mapOp) Name() string    { return "map" }
 func (*mapOp) Class() ha.Class { return ha.Repeatable }
 func (m *mapOp) Process(t ha.Tuple, emit ha.Emit) {
+	if t.IsEnd() {
+		emit(t)
+		return
+	}
 	t.Value = t.Value*m.scale + m.offset
 	emit(t)
 }
 func (*mapOp) Snapshot() ([]byte, error) { return nil, nil }
 func (*mapOp) Restore(snap []byte) error { return restoreStateless("map", snap) }
 
-// unionOp passes both ports through in arrival order on port 0.
-type unionOp struct{}
+// unionOp passes both ports through in arrival order on port 0. Its only
+// state is which ports have ended: it passes the end of stream on once
+// both have, so that nothing downstream closes a window while the other
+// port still delivers.
+type unionOp struct {
+	ended [2]bool
+}
 
-func (unionOp) Name() string    { return "union" }
-func (unionOp) Class() ha.Class { return ha.Arbitrary }
-func (unionOp) Process(t ha.Tuple, emit ha.Emit) {
+func (*unionOp) Name() string    { return "union" }
+func (*unionOp) Class() ha.Class { return ha.Arbitrary }
+func (u *unionOp) Process(t ha.Tuple, emit ha.Emit) {
+	if t.IsEnd() {
+		u.ended[min(int(t.Stream), 1)] = true
+		if !u.ended[0] || !u.ended[1] {
+			return
+		}
+	}
 	t.Stream = 0
 	emit(t)
 }
-func (unionOp) Snapshot() ([]byte, error) { return nil, nil }
-func (unionOp) Restore(snap []byte) error { return restoreStateless("union", snap) }
+
+// Snapshot is empty until a port has ended, then the ended ports.
+func (u *unionOp) Snapshot() ([]byte, error) {
+	if !u.ended[0] && !u.ended[1] {
+		return nil, nil
+	}
+	e := newEncoder(tagUnionSnap)
+	e.bool(u.ended[0])
+	e.bool(u.ended[1])
+	b, err := e.bytes()
+	if err != nil {
+		return nil, fmt.Errorf("union: encode state: %w", err)
+	}
+	return b, nil
+}
+
+// Restore replaces the ended ports; nil or empty means none.
+func (u *unionOp) Restore(snap []byte) error {
+	if len(snap) == 0 {
+		u.ended = [2]bool{}
+		return nil
+	}
+	d := newDecoder(snap, tagUnionSnap)
+	ended := [2]bool{d.bool(), d.bool()}
+	if err := d.finish(); err != nil {
+		return fmt.Errorf("union: restore: %w", err)
+	}
+	u.ended = ended
+	return nil
+}

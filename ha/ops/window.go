@@ -92,10 +92,17 @@ func (w *windowOp) Oldest() (int64, bool) { return w.open.oldest() }
 // at or before it, oldest first, keys ascending) and then adds t to each of
 // its windows that is still open; t is late when none is.
 func (w *windowOp) Process(t ha.Tuple, emit ha.Emit) {
+	if t.IsEnd() {
+		// The end of the stream closes every window, at the end of the stream.
+		w.hasWM, w.wm = true, endOfTime
+		w.closeUpTo(emit, t.Emit)
+		emit(t)
+		return
+	}
 	if !w.hasWM || t.Time > w.wm {
 		w.hasWM = true
 		w.wm = t.Time
-		w.closeUpTo(emit)
+		w.closeUpTo(emit, math.MaxInt64)
 	}
 	added := false
 	for s := floorDiv(t.Time, w.slide) * w.slide; s > t.Time-w.size; s -= w.slide {
@@ -148,8 +155,8 @@ func (w *windowOp) value(c *winCell) float64 {
 }
 
 // closeUpTo closes (emitting when emit != nil) every window ending at or
-// before the watermark.
-func (w *windowOp) closeUpTo(emit ha.Emit) {
+// before the watermark; a result's Emit is its window's end, at most last.
+func (w *windowOp) closeUpTo(emit ha.Emit, last int64) {
 	for len(w.open.wins) > 0 && w.open.wins[0].start+w.size <= w.wm {
 		win := &w.open.wins[0]
 		end := win.start + w.size
@@ -164,7 +171,7 @@ func (w *windowOp) closeUpTo(emit ha.Emit) {
 					Key:     key,
 					ID:      ha.OutputID{Kind: ha.IDWindow, Key: key, X: win.start},
 					Time:    end,
-					Emit:    end,
+					Emit:    min(end, last),
 					Value:   w.value(&c),
 					Lineage: c.lin,
 				})
@@ -366,7 +373,7 @@ func (w *windowOp) ApplyDelta(delta []byte) error {
 	}
 	w.hasWM, w.wm, w.late = st.hasWM, st.wm, st.late
 	if w.hasWM {
-		w.closeUpTo(nil)
+		w.closeUpTo(nil, math.MaxInt64)
 	}
 	w.upsert(st.cells)
 	w.clearDirty()
