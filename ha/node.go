@@ -427,6 +427,9 @@ func (n *Node) Stats() NodeStats {
 	s.Role = n.Role()
 	s.PeakQueue = n.peakQueue()
 	s.PeakQueueBytes = s.PeakQueue * tupleWireSize
+	if n.gen != nil {
+		s.Emitted = n.gen.n
+	}
 	return s
 }
 

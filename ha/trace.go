@@ -58,9 +58,11 @@ type NodeStats struct {
 	Bytes     int64  `json:"bytes"`      // bytes sent (wire size)
 	DataBytes int64  `json:"data_bytes"` // bytes of data messages sent
 	Tuples    int64  `json:"tuples"`     // input tuples processed
-	Work      int64  `json:"work"`       // operator invocations charged
-	WorkBytes int64  `json:"work_bytes"` // bytes (de)serialised charged
-	CPU       int64  `json:"cpu_ns"`     // busy time (simulated or measured), ns
+	// Emitted is, for a source, the tuples it generated.
+	Emitted   int64 `json:"emitted,omitempty"`
+	Work      int64 `json:"work"`       // operator invocations charged
+	WorkBytes int64 `json:"work_bytes"` // bytes (de)serialised charged
+	CPU       int64 `json:"cpu_ns"`     // busy time (simulated or measured), ns
 	// ProcessCPU is, in real runs, the CPU time (user + system) the node's
 	// whole process used from the start instant until it stopped: the node
 	// loop, transport, membership and the Go runtime. 0 when simulated.

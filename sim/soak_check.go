@@ -18,10 +18,9 @@ const (
 	// InvLivelock: the faulty run processes at most SoakEventFactor times
 	// the events of the failure-free no-HA run (plus a constant).
 	InvLivelock = "bounded-events"
-	// InvLost: lost inputs never exceed what could be lost: the source
-	// tuples emitted when each source tuple reaches one output (filter,
-	// map, windows), else the lineage of the whole failure-free output (a
-	// running sum or a join counts a source tuple in many outputs).
+	// InvLost: lost inputs — distinct source tuples whose effect is
+	// missing — never exceed the source tuples emitted, for every query
+	// (joins and running sums included; docs/semantics.md).
 	InvLost = "lost-bounded"
 	// InvQueue: output queues stay within the strategy's bound.
 	InvQueue = "queue-bounded"
@@ -125,19 +124,13 @@ func firstFrames(st []byte) string {
 func (res *SoakResult) run(factor, slack int64) error {
 	c := res.Case
 	e := c.Experiment
-	refCfg, ref, err := e.Reference()
+	_, ref, err := e.Reference()
 	if err != nil {
 		return err
 	}
 	res.RefEvents = ref.Events
-	res.Emitted = inputsOfFirstFragment(ref.Trace, refCfg.Topology)
+	res.Emitted = metrics.Emitted(ref.Trace)
 	res.LostBound = res.Emitted
-	if c.Query != "repeatable" && c.Query != "convergent" {
-		res.LostBound = 0
-		for _, d := range ref.Trace.Deliveries().All() {
-			res.LostBound += int64(d.Tuple.Lineage.N)
-		}
-	}
 
 	st, err := strategies.Build(c.Strategy, e.ParamsFor(c.Strategy))
 	if err != nil {
@@ -178,18 +171,6 @@ func (res *SoakResult) run(factor, slack int64) error {
 		}
 	}
 	return nil
-}
-
-// inputsOfFirstFragment counts the source tuples: in the failure-free
-// no-HA run, every one of them is processed by the first fragment's primary.
-func inputsOfFirstFragment(trace *ha.Trace, topo *ha.Topology) int64 {
-	var n int64
-	for _, ev := range trace.Events() {
-		if ev.Kind == ha.EvStats && ev.Stats != nil && ev.Host == topo.Frags[0].Hosts[0] {
-			n += ev.Stats.Tuples
-		}
-	}
-	return n
 }
 
 // queueBound is the largest output queue (tuples) a host may retain under

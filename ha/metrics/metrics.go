@@ -49,15 +49,25 @@ type Run struct {
 
 // Recovery is what the failure did to the output.
 type Recovery struct {
-	Type              string   `json:"type"`
-	Subtype           string   `json:"subtype"`
-	Missing           int      `json:"missing"`
-	Duplicates        int      `json:"duplicates"`
-	Wrong             int      `json:"wrong"`
-	Spurious          int      `json:"spurious"`
-	LostInputs        int64    `json:"lost_inputs"`
-	ConvergedAtMs     *float64 `json:"converged_at_ms"`
-	DetectionMs       *float64 `json:"detection_ms"`
+	Type       string `json:"type"`
+	Subtype    string `json:"subtype"`
+	Missing    int    `json:"missing"`
+	Duplicates int    `json:"duplicates"`
+	Wrong      int    `json:"wrong"`
+	Spurious   int    `json:"spurious"`
+	// LostInputs is the number of distinct source tuples whose effect is
+	// missing from the output (at most Emitted); LostLineage the
+	// lineage-weighted shortfall summed over output ids, which counts a
+	// tuple once per output it was missing from.
+	LostInputs  int64 `json:"lost_inputs"`
+	LostLineage int64 `json:"lost_lineage"`
+	// Emitted is the number of source tuples the sources generated (0
+	// when unknown); UnmatchedInputs those that reach no output even in
+	// the failure-free run (filtered out, or without a join partner).
+	Emitted         int64    `json:"emitted,omitempty"`
+	UnmatchedInputs int64    `json:"unmatched_inputs,omitempty"`
+	ConvergedAtMs   *float64 `json:"converged_at_ms"`
+	DetectionMs     *float64 `json:"detection_ms"`
 	// RecoveryMs is nil when the run ended before the sink recovered
 	// (NotRecovered) or when nothing failed.
 	RecoveryMs *float64 `json:"recovery_ms"`
@@ -67,7 +77,7 @@ type Recovery struct {
 	ObservedMs   *float64 `json:"observed_ms,omitempty"`
 	// Outstanding counts the expected outputs not yet delivered by a run
 	// that ended while still catching up (not counted as Missing).
-	Outstanding int `json:"outstanding,omitempty"`
+	Outstanding       int      `json:"outstanding,omitempty"`
 	MaxAddedLatencyMs float64  `json:"max_added_latency_ms"`
 	UnavailableMs     float64  `json:"unavailable_ms"`
 	Delivered         int      `json:"delivered"`
@@ -290,7 +300,9 @@ func ClassifyRecovery(reference, faulty *ha.Trace) (Recovery, classify.Result) {
 		r.Explanations = []string{}
 	}
 	x := c.Index
-	r.LostInputs = lostInputs(exp, obs, x, nil)
+	r.Emitted = Emitted(reference)
+	in := lostInputFigures(exp, obs, x, nil, r.Emitted)
+	r.LostInputs, r.LostLineage, r.UnmatchedInputs = in.lost, in.lineage, in.unmatched
 	fault, host, ok := FirstFault(faulty)
 	if !ok {
 		return r, c
@@ -314,36 +326,11 @@ func ClassifyRecovery(reference, faulty *ha.Trace) (Recovery, classify.Result) {
 		if n > 0 {
 			r.Outstanding, r.Missing = n, r.Missing-n
 			r.Type, r.Subtype = NotRecoveredType, ""
-			r.LostInputs = lostInputs(exp, obs, x, rec.outstanding)
+			in := lostInputFigures(exp, obs, x, rec.outstanding, r.Emitted)
+			r.LostInputs, r.LostLineage = in.lost, in.lineage
 		}
 	}
 	return r, c
-}
-
-// lostInputs counts source tuples whose effect never reached the output,
-// from lineage counts: per window or per source id, the shortfall of the
-// last delivered copy (all of it when never delivered); for running
-// aggregates, whose every output reflects all history of its key, the
-// largest shortfall of the key, so a lost tuple is not counted once per
-// later output. It replaces the classifier's lost_inputs, which must sum
-// every shortfall because it knows nothing of output kinds.
-func lostInputs(exp, obs *ha.Deliveries, x classify.Index, outstanding []bool) int64 {
-	var total int64
-	running := map[uint32]int64{}
-	for id, short := range Shortfalls(exp, obs, x) {
-		if short == 0 || outstanding != nil && outstanding[id] {
-			continue
-		}
-		if k := exp.At(int(x.First[id])).Tuple.ID; k.Kind == ha.IDKey {
-			running[k.Key] = max(running[k.Key], short)
-			continue
-		}
-		total += short
-	}
-	for _, s := range running {
-		total += s
-	}
-	return total
 }
 
 // Shortfalls is, per expected id (numbered as in x, the classifier's

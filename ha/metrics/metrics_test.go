@@ -392,3 +392,44 @@ func TestClassifyInPlaceAgreesWithOutputs(t *testing.T) {
 		require.Equal(t, want, got, "seed %d", seed)
 	}
 }
+
+// TestLostInputsAreDistinctSourceTuples: a join pair names two source
+// tuples; a tuple is lost only when none of its pairs arrived, and counts
+// once however many pairs it had. Aggregates that count each tuple
+// several times are scaled by the failure-free multiplicity, so lost
+// inputs never exceed the tuples emitted.
+func TestLostInputsAreDistinctSourceTuples(t *testing.T) {
+	pair := func(at time.Duration, l, r int64) ha.Event {
+		return ha.Event{T: at, Kind: ha.EvDeliver, Tuple: &ha.Tuple{Key: 1, Emit: int64(at),
+			ID: ha.OutputID{Kind: ha.IDPair, Key: 1, X: l<<32 | r}, Lineage: ha.Lineage{N: 2}}}
+	}
+	emitted := ha.Event{T: 10 * ms, Kind: ha.EvStats, Host: "src", Stats: &ha.NodeStats{Emitted: 7}}
+	// Left tuples 1, 2 and right tuples 1, 2, 3 all pair up: 6 pairs. Left
+	// 1 was forgotten: its 3 pairs are missing; rights 1–3 still pair with left 2.
+	var ref, obs []ha.Event
+	for l := int64(1); l <= 2; l++ {
+		for r := int64(1); r <= 3; r++ {
+			ref = append(ref, pair(time.Duration(l*3+r)*ms, l, r))
+			if l == 2 {
+				obs = append(obs, pair(time.Duration(l*3+r)*ms, l, r))
+			}
+		}
+	}
+	ref = append(ref, emitted)
+	r := metrics.RecoveryOf(ha.NewTrace(ref...), ha.NewTrace(obs...))
+	assert.EqualValues(t, 1, r.LostInputs, "only left tuple 1 lost its effect")
+	assert.EqualValues(t, 6, r.LostLineage, "3 missing pairs of 2 tuples each")
+	assert.EqualValues(t, 7, r.Emitted)
+	assert.EqualValues(t, 2, r.UnmatchedInputs, "7 emitted, 5 in some pair")
+
+	// Sliding windows count each of 4 emitted tuples in 2 windows: a
+	// missing window of lineage 4 lost 2 tuples, not 4.
+	win := func(at time.Duration, w int64, n uint32) ha.Event { return deliver(at, 0, w, 1*ms, n) }
+	ref = []ha.Event{win(1*ms, 0, 2), win(2*ms, 1, 4), win(3*ms, 2, 2),
+		{T: 4 * ms, Kind: ha.EvStats, Host: "src", Stats: &ha.NodeStats{Emitted: 4}}}
+	obs = []ha.Event{win(1*ms, 0, 2), win(3*ms, 2, 2)}
+	r = metrics.RecoveryOf(ha.NewTrace(ref...), ha.NewTrace(obs...))
+	assert.EqualValues(t, 2, r.LostInputs)
+	assert.EqualValues(t, 4, r.LostLineage)
+	assert.LessOrEqual(t, r.LostInputs, r.Emitted)
+}
