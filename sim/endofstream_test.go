@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,4 +69,34 @@ faults:
 		assert.Equal(t, "gap", r.Type, s)
 		assert.NotEqual(t, metrics.NotRecoveredType, r.Type, "%s: nothing was being caught up", s)
 	}
+}
+
+// TestOutstandingWhenTheRunEndsCatchingUp: upstream backup replays a
+// running sum's whole history to a slow replacement and is still catching
+// up when the run ends. What it had not delivered yet is outstanding, not
+// missing, and the verdict says so instead of "gap".
+func TestOutstandingWhenTheRunEndsCatchingUp(t *testing.T) {
+	e, err := sim.Parse([]byte(`name: rsum-late
+seed: 5
+duration: 10s
+drain: 1s
+source: {rate: 1000, keys: 8}
+nodes:
+  - {name: A, ops: [{filter: {value_gt: 0.2}}]}
+  - {name: B, ops: [{running_sum: {}}]}
+cpu: {per_op: 600us}
+network: {latency: 1ms, jitter: 100us}
+faults:
+  - {at: 9.6s, crash: B}
+`), "rsum-late")
+	require.NoError(t, err)
+	cmp, err := sim.Compare(e, []string{"upstream-backup"})
+	require.NoError(t, err)
+	r := cmp.Result.Runs[0].Recovery
+	assert.Equal(t, metrics.NotRecoveredType, r.Type)
+	assert.Positive(t, r.Outstanding)
+	assert.Zero(t, r.Missing, "nothing is missing yet")
+	assert.Zero(t, r.LostInputs)
+	assert.Nil(t, r.RecoveryMs)
+	assert.Equal(t, fmt.Sprintf("not recovered by end of run (%d outstanding)", r.Outstanding), r.Label())
 }

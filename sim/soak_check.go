@@ -190,9 +190,11 @@ func (res *SoakResult) queueBound() (bound int64, what string) {
 	if c.Query == "join" {
 		return -1, "" // a join may emit more tuples than it receives
 	}
-	// No host can retain more distinct outputs than the sources emitted:
-	// every operator of the other queries emits at most one output per input.
-	return res.Emitted, fmt.Sprintf("the %d source tuples", res.Emitted)
+	// No host can retain more distinct outputs than the sources emitted,
+	// plus one end-of-stream mark per stream: every operator of the other
+	// queries emits at most one output per input.
+	marks := int64(c.Experiment.Source.Streams)
+	return res.Emitted + marks, fmt.Sprintf("the %d source tuples and %d end-of-stream marks", res.Emitted, marks)
 }
 
 func (res *SoakResult) checkQueues(trace *ha.Trace, topo *ha.Topology) {

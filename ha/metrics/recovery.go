@@ -131,33 +131,22 @@ func recoveryOf(exp, obs *ha.Deliveries, x classify.Index, faulty *ha.Trace, fau
 	}
 
 	// Silences after the fault longer than the normal gap while outputs
-	// were due, and clusters of late deliveries.
-	var (
-		prev      = fault
-		lastLate  time.Duration
-		anyLate   bool
-		clFirst   time.Duration // first delivery of the current late cluster
-		clLast    time.Duration
-		inCluster bool
-		settled   time.Duration = -1 // first in-band delivery since the last counted cluster
-		lastT     time.Duration
-		lastIsLat bool
-		seen      bool
-		silence   time.Duration // the longest silence while outputs were due
-	)
-	closeCluster := func() {
-		if !inCluster {
-			return
-		}
-		inCluster = false
-		// A lone outlier: a short burst after the sink had been in band
-		// for a while. It does not move recovery.
-		if clLast-clFirst < b.gap && settled >= 0 && clFirst-settled >= 2*b.gap {
-			return
-		}
-		lastLate, anyLate = clLast, true
-		settled = -1
+	// were due, and clusters of late deliveries: late deliveries less than
+	// two normal gaps apart, with the in-band deliveries around them.
+	type cluster struct {
+		first, last time.Duration
+		settledFor  time.Duration // in-band output before it since the previous cluster
+		inBandAfter bool          // an in-band delivery follows before the next cluster
 	}
+	var (
+		clusters []cluster
+		prev                   = fault
+		inBand   time.Duration = -1 // first in-band delivery since the last cluster
+		lastT    time.Duration
+		lastLate bool
+		seen     bool
+		silence  time.Duration // the longest silence while outputs were due
+	)
 	for _, d := range obs.All() {
 		if d.T < fault {
 			continue
@@ -170,38 +159,50 @@ func recoveryOf(exp, obs *ha.Deliveries, x classify.Index, faulty *ha.Trace, fau
 		}
 		prev = d.T
 		late := d.Latency() > b.late
-		if late {
-			if inCluster && d.T-clLast > 2*b.gap {
-				closeCluster()
+		n := len(clusters)
+		switch {
+		case late && n > 0 && d.T-clusters[n-1].last <= 2*b.gap:
+			clusters[n-1].last = d.T
+		case late:
+			c := cluster{first: d.T, last: d.T}
+			if inBand >= 0 {
+				c.settledFor = d.T - inBand
 			}
-			if !inCluster {
-				inCluster, clFirst = true, d.T
+			clusters = append(clusters, c)
+			inBand = -1
+		default:
+			if n > 0 {
+				clusters[n-1].inBandAfter = true
 			}
-			clLast = d.T
-		} else {
-			if inCluster && d.T-clLast > 2*b.gap {
-				closeCluster()
-			}
-			if settled < 0 && !inCluster {
-				settled = d.T
+			if inBand < 0 {
+				inBand = d.T
 			}
 		}
-		lastT, lastIsLat = d.T, late
+		lastT, lastLate = d.T, late
 	}
-	closeCluster()
-	if anyLate {
-		t = max(t, lastLate)
+	// A lone outlier — a short burst after the sink had been in band for a
+	// while, followed by in-band output and no other late output for a
+	// while — does not move recovery; any other late cluster does.
+	var lastCounted time.Duration = -1
+	for i, c := range clusters {
+		outlier := c.last-c.first < b.gap && c.settledFor >= 2*b.gap && c.inBandAfter &&
+			(i+1 == len(clusters) || clusters[i+1].first-c.last >= 2*b.gap)
+		if !outlier {
+			lastCounted = c.last
+		}
+	}
+	if lastCounted >= 0 {
+		t = max(t, lastCounted)
 	}
 	if missingDue >= 0 {
 		t = max(t, missingDue)
 	}
-	r.behind = seen && lastIsLat && anyLate && lastLate == lastT
+	// Still delivering late output at the end of the run: catching up.
+	r.behind = seen && lastLate && lastCounted == lastT
 	switch {
-	case r.behind:
-		// Still catching up when the run ended.
-	case missingDue >= 0 && missingDue >= fault && (!seen || missingDue >= lastT):
-		// Outputs were due after the last delivery: the sink never came back
-		// for them.
+	case missingDue >= 0 && missingDue >= fault && missingDue > time.Duration(maxDeliveredEmit):
+		// Outputs were due after every output the sink delivered: it never
+		// came back for them (or had not yet, when still catching up).
 	default:
 		r.recovered = true
 		r.at = max(t-fault, silence)
