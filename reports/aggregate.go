@@ -77,20 +77,25 @@ type SweepRow struct {
 	Strategy string   `json:"strategy"`
 	Seeds    int      `json:"seeds"`
 	// Types counts the recovery labels over seeds ("gap": 5).
-	Types          map[string]int `json:"types"`
-	RecoveryMs     Stat           `json:"recovery_ms"`
-	DetectionMs    Stat           `json:"detection_ms"`
-	Missing        Stat           `json:"missing"`
-	Duplicates     Stat           `json:"duplicates"`
-	Wrong          Stat           `json:"wrong"`
-	LostInputs     Stat           `json:"lost_inputs"`
-	UnavailableMs  Stat           `json:"unavailable_ms"`
-	AddedLatencyMs Stat           `json:"max_added_latency_ms"`
-	CPURatio       Stat           `json:"cpu_ratio"`
-	BytesRatio     Stat           `json:"bytes_ratio"`
-	MessagesRatio  Stat           `json:"messages_ratio"`
-	PeakQueueBytes Stat           `json:"peak_queue_bytes"`
-	CheckpointMB   Stat           `json:"checkpoint_mb"`
+	Types map[string]int `json:"types"`
+	// RecoveryMs is over the seeds that recovered only; NotRecovered
+	// counts the others, never averaged in, and ObservedMs is how long
+	// after the fault those runs were watched (their recovery is longer).
+	RecoveryMs     Stat `json:"recovery_ms"`
+	NotRecovered   int  `json:"not_recovered"`
+	ObservedMs     Stat `json:"observed_ms"`
+	DetectionMs    Stat `json:"detection_ms"`
+	Missing        Stat `json:"missing"`
+	Duplicates     Stat `json:"duplicates"`
+	Wrong          Stat `json:"wrong"`
+	LostInputs     Stat `json:"lost_inputs"`
+	UnavailableMs  Stat `json:"unavailable_ms"`
+	AddedLatencyMs Stat `json:"max_added_latency_ms"`
+	CPURatio       Stat `json:"cpu_ratio"`
+	BytesRatio     Stat `json:"bytes_ratio"`
+	MessagesRatio  Stat `json:"messages_ratio"`
+	PeakQueueBytes Stat `json:"peak_queue_bytes"`
+	CheckpointMB   Stat `json:"checkpoint_mb"`
 	// Model is the first-principles estimate at this setting (first seed).
 	Model map[string]float64 `json:"model,omitempty"`
 }
@@ -166,6 +171,17 @@ func Aggregate(points []PointResult) []SweepRow {
 			row.Types[RecoveryLabel(r.Recovery)]++
 		}
 		row.RecoveryMs = col(func(r metrics.Run) float64 { return fp(r.Recovery.RecoveryMs) })
+		for _, r := range rs {
+			if r.Recovery.NotRecovered {
+				row.NotRecovered++
+			}
+		}
+		row.ObservedMs = col(func(r metrics.Run) float64 {
+			if !r.Recovery.NotRecovered {
+				return math.NaN()
+			}
+			return fp(r.Recovery.ObservedMs)
+		})
 		row.DetectionMs = col(func(r metrics.Run) float64 { return fp(r.Recovery.DetectionMs) })
 		row.Missing = col(func(r metrics.Run) float64 { return float64(r.Recovery.Missing) })
 		row.Duplicates = col(func(r metrics.Run) float64 { return float64(r.Recovery.Duplicates) })

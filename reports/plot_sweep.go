@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"slices"
 	"sort"
@@ -9,7 +10,9 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/streamha/streamha/sim"
 )
@@ -61,9 +64,22 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 	{
 		title := "Recovery time vs " + ax.name + " (mean, 95 % CI over seeds)"
 		ss, notes := cleanSeries(build(func(r SweepRow) Stat { return r.RecoveryMs }), logX, false)
+		nr := notRecoveredSeries(sw, rows, ax)
+		if len(nr) > 0 {
+			notes = append(notes, "× = seeds not recovered by the end of the run, at the time observed (their recovery is longer); never averaged in")
+		}
 		p, err := lineFigure(title, ax, logX, "recovery time (ms)", ss, notes, colorOf, "no strategy has a recovery time (no fault, or no run recovered)")
 		if err != nil {
 			return nil, err
+		}
+		if len(nr) > 0 {
+			if len(ss) == 0 { // every run failed to recover: draw them on a fresh plot
+				p = newPlot(title, ax.label(), "recovery time (ms)", notes)
+				p.Y.Min = 0
+			}
+			if err := addNotRecovered(p, nr, colorOf); err != nil {
+				return nil, err
+			}
 		}
 		if err := add(single("recovery-vs-"+stem, title, notes, p)); err != nil {
 			return nil, err
@@ -112,7 +128,11 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 					byName[n] = s
 				}
 				s.XY = append(s.XY, plotter.XY{X: get(r).meanOrNaN(), Y: r.RecoveryMs.meanOrNaN()})
-				s.Tags = append(s.Tags, r.Values[0])
+				tag := r.Values[0]
+				if r.NotRecovered > 0 {
+					tag += fmt.Sprintf(" (%d/%d not recovered)", r.NotRecovered, r.Seeds)
+				}
+				s.Tags = append(s.Tags, tag)
 			}
 			var ss []series
 			for _, n := range names {
@@ -147,35 +167,55 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 		vals := sw.SettingValues(rep)
 		title := "CDF of recovery time over " + fmt.Sprint(len(sw.Seeds)) + " seeds at " + settingLabel(sw, vals)
 		per := map[string][]float64{}
+		censored := map[string]int{} // seeds not recovered: the CDF never reaches them
 		for _, p := range points {
 			if p.Setting != rep {
 				continue
 			}
 			for _, r := range p.Result.Runs {
-				if r.Recovery.RecoveryMs != nil {
+				switch {
+				case r.Recovery.RecoveryMs != nil:
 					per[r.Strategy] = append(per[r.Strategy], *r.Recovery.RecoveryMs)
+				case r.Recovery.NotRecovered:
+					censored[r.Strategy]++
 				}
 			}
 		}
 		var ss []series
+		cdfName := map[string]string{} // series name → strategy, for colours
 		for _, n := range sw.Strategies {
 			xs := slices.Clone(per[n])
 			if len(xs) == 0 {
 				continue
 			}
 			sort.Float64s(xs)
-			s := series{Name: n}
+			total := float64(len(xs) + censored[n])
+			name := n
+			if c := censored[n]; c > 0 {
+				name = fmt.Sprintf("%s (%d of %d not recovered)", n, c, len(xs)+c)
+			}
+			cdfName[name] = n
+			s := series{Name: name}
 			for i, x := range xs {
 				if i == 0 {
 					s.XY = append(s.XY, plotter.XY{X: x, Y: 0})
 				} else {
-					s.XY = append(s.XY, plotter.XY{X: x, Y: float64(i) / float64(len(xs))})
+					s.XY = append(s.XY, plotter.XY{X: x, Y: float64(i) / total})
 				}
-				s.XY = append(s.XY, plotter.XY{X: x, Y: float64(i+1) / float64(len(xs))})
+				s.XY = append(s.XY, plotter.XY{X: x, Y: float64(i+1) / total})
 			}
 			ss = append(ss, s)
 		}
 		ss, notes := cleanSeries(ss, false, false)
+		var cens []string
+		for _, n := range sw.Strategies {
+			if c := censored[n]; c > 0 {
+				cens = append(cens, fmt.Sprintf("%s %d", n, c))
+			}
+		}
+		if len(cens) > 0 {
+			notes = append(notes, "seeds not recovered by the end of the run count as censored: the curve stops below 1 ("+strings.Join(cens, ", ")+")")
+		}
 		var p *plot.Plot
 		if len(ss) == 0 {
 			p = emptyPlot(title, "no recovery time at this setting")
@@ -184,7 +224,7 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 			p.Y.Min, p.Y.Max = 0, 1
 			p.Legend.Left = false
 			p.Legend.Top = false
-			if err := addSeries(p, ss, func(n string) int { return slices.Index(sw.Strategies, n) }, true); err != nil {
+			if err := addSeries(p, ss, func(n string) int { return slices.Index(sw.Strategies, cdfName[n]) }, true); err != nil {
 				return nil, err
 			}
 		}
@@ -193,6 +233,68 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 		}
 	}
 	return figs, nil
+}
+
+// notRecoveredSeries has, per strategy, a point at every setting where
+// some seeds did not recover: at the shortest time observed after the
+// fault among them (their recovery took longer), tagged "k/N".
+func notRecoveredSeries(sw *sim.Sweep, rows []SweepRow, ax paramAxis) []series {
+	byName := map[string]*series{}
+	var order []string
+	for _, r := range rows {
+		if r.NotRecovered == 0 || r.ObservedMs.N == 0 {
+			continue
+		}
+		n := seriesName(sw, r)
+		s, ok := byName[n]
+		if !ok {
+			s = &series{Name: n, Tags: []string{}}
+			byName[n] = s
+			order = append(order, n)
+		}
+		s.XY = append(s.XY, plotter.XY{X: ax.x(r.Values[0]), Y: r.ObservedMs.Min})
+		s.Tags = append(s.Tags, fmt.Sprintf("%d/%d not recovered (> %.1f s)", r.NotRecovered, r.Seeds, r.ObservedMs.Min/1e3))
+	}
+	out := make([]series, 0, len(order))
+	for _, n := range order {
+		out = append(out, *byName[n])
+	}
+	return out
+}
+
+// addNotRecovered draws not-recovered points as large crosses in their
+// strategy's colour, with their count, and one legend entry for them all.
+func addNotRecovered(p *plot.Plot, ss []series, colorOf func(string) int) error {
+	var legend plot.Thumbnailer
+	for _, s := range ss {
+		col := plotutil.Color(colorOf(s.Name))
+		sc, err := plotter.NewScatter(s.XY)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
+		p.Add(sc)
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: s.XY, Labels: s.Tags})
+		if err != nil {
+			return err
+		}
+		for i := range lb.TextStyle {
+			lb.TextStyle[i].Color = col
+			lb.TextStyle[i].Font.Size = vg.Points(7)
+		}
+		lb.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(-3)}
+		p.Add(lb)
+		for _, xy := range s.XY {
+			p.Y.Max = math.Max(p.Y.Max, xy.Y*1.12)
+		}
+		if legend == nil {
+			legend = &plotter.Scatter{XYs: s.XY[:1], GlyphStyle: draw.GlyphStyle{Color: color.Black, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}}
+		}
+	}
+	if legend != nil {
+		p.Legend.Add("not recovered", legend)
+	}
+	return nil
 }
 
 // lineFigure is a parameter-vs-figure plot with error bars, or an empty

@@ -43,7 +43,8 @@ func traces(cmp *sim.Comparison) []*ha.Trace {
 }
 
 // synthPoints is a fixed sweep result: recovery grows with the interval
-// for "b", "a" is flat; one seed of "a" has no recovery time.
+// for "b", "a" is flat; one seed of "a" did not recover, nor did every
+// seed of "b" at the longest interval.
 func synthPoints() (*sim.Sweep, []PointResult) {
 	sw := &sim.Sweep{Name: "synth", Params: []sim.SweepParam{{Name: "checkpoint_interval", Values: []string{"50ms", "100ms", "400ms"}}},
 		Strategies: []string{"a", "b"}, Seeds: []uint64{1, 2, 3}, Kinds: []string{sim.ParamStrategy}}
@@ -55,10 +56,13 @@ func synthPoints() (*sim.Sweep, []PointResult) {
 		ra := metrics.Run{Strategy: "a", Recovery: metrics.Recovery{Type: "gap", RecoveryMs: f(200 + float64(pt.Seed))},
 			Overhead: metrics.Overhead{CPURatio: f(1), BytesRatio: f(1)}}
 		if pt.Seed == 2 {
-			ra.Recovery.RecoveryMs = nil
+			ra.Recovery.RecoveryMs, ra.Recovery.NotRecovered, ra.Recovery.ObservedMs = nil, true, f(900)
 		}
 		rb := metrics.Run{Strategy: "b", Recovery: metrics.Recovery{Type: "precise", RecoveryMs: f(250 + iv/2 + 10*float64(pt.Seed))},
 			Overhead: metrics.Overhead{CPURatio: f(1 + 5/iv), BytesRatio: f(1 + 50/iv), PeakQueueBytes: int64(iv * 100)}}
+		if iv == 400 {
+			rb.Recovery.RecoveryMs, rb.Recovery.NotRecovered, rb.Recovery.ObservedMs = nil, true, f(700)
+		}
 		ps = append(ps, PointResult{SweepPoint: pt, Result: &metrics.Result{Seed: pt.Seed, Runs: []metrics.Run{ra, rb}}})
 	}
 	return sw, ps

@@ -21,9 +21,9 @@ func SweepTable(sw *sim.Sweep, rows []SweepRow) *table {
 		t.head = append(t.head, p.Name)
 		t.keys = append(t.keys, p.Name)
 	}
-	t.head = append(t.head, "strategy", "seeds", "recovery types", "recovery ms", "±95%", "detect ms", "missing", "dup", "wrong", "lost in",
+	t.head = append(t.head, "strategy", "seeds", "recovery types", "recovery ms", "±95%", "not recovered", "detect ms", "missing", "dup", "wrong", "lost in",
 		"unavail ms", "cpu×", "bytes×", "peak queue kB", "model recovery ms", "model cpu×", "model bytes×")
-	t.keys = append(t.keys, "strategy", "seeds", "recovery_types", "recovery_ms", "recovery_ms_ci95", "detection_ms", "missing", "duplicates", "wrong", "lost_inputs",
+	t.keys = append(t.keys, "strategy", "seeds", "recovery_types", "recovery_ms", "recovery_ms_ci95", "not_recovered", "detection_ms", "missing", "duplicates", "wrong", "lost_inputs",
 		"unavailable_ms", "cpu_ratio", "bytes_ratio", "peak_queue_kb", "model_recovery_ms", "model_cpu_ratio", "model_bytes_ratio")
 	mean := func(s Stat, prec int) cell { return numCell(s.meanOrNaN(), prec) }
 	model := func(r SweepRow, k string, prec int) cell {
@@ -43,7 +43,7 @@ func SweepTable(sw *sim.Sweep, rows []SweepRow) *table {
 		}
 		kb := r.PeakQueueBytes
 		kb.Mean /= 1e3
-		row = append(row, txt(r.Strategy), intCell(int64(r.Seeds)), txt(r.TypesLabel()), mean(r.RecoveryMs, 1), ci,
+		row = append(row, txt(r.Strategy), intCell(int64(r.Seeds)), txt(r.TypesLabel()), mean(r.RecoveryMs, 1), ci, intCell(int64(r.NotRecovered)),
 			mean(r.DetectionMs, 1), mean(r.Missing, 1), mean(r.Duplicates, 1), mean(r.Wrong, 1), mean(r.LostInputs, 1),
 			mean(r.UnavailableMs, 1), mean(r.CPURatio, 2), mean(r.BytesRatio, 2), mean(kb, 1),
 			model(r, ModelRecoveryMs, 1), model(r, ModelCPURatio, 2), model(r, ModelBytesRatio, 2))
@@ -58,7 +58,7 @@ func pointsTable(sw *sim.Sweep, points []PointResult) *table {
 	for _, p := range sw.Params {
 		t.keys = append(t.keys, p.Name)
 	}
-	t.keys = append(t.keys, "seed", "strategy", "recovery", "recovery_ms", "detection_ms", "missing", "duplicates", "wrong", "lost_inputs",
+	t.keys = append(t.keys, "seed", "strategy", "recovery", "recovery_ms", "not_recovered", "observed_ms", "detection_ms", "missing", "duplicates", "wrong", "lost_inputs",
 		"unavailable_ms", "max_added_latency_ms", "cpu_ratio", "bytes_ratio", "messages_ratio", "peak_queue_bytes", "checkpoint_bytes")
 	t.head = t.keys
 	for _, p := range points {
@@ -68,7 +68,7 @@ func pointsTable(sw *sim.Sweep, points []PointResult) *table {
 				row = append(row, txt(v))
 			}
 			rec, o := r.Recovery, r.Overhead
-			row = append(row, txt(strconv.FormatUint(p.Seed, 10)), txt(r.Strategy), txt(RecoveryLabel(rec)), optCell(rec.RecoveryMs, 3), optCell(rec.DetectionMs, 3),
+			row = append(row, txt(strconv.FormatUint(p.Seed, 10)), txt(r.Strategy), txt(RecoveryLabel(rec)), optCell(rec.RecoveryMs, 3), boolCell(rec.NotRecovered), optCell(rec.ObservedMs, 3), optCell(rec.DetectionMs, 3),
 				intCell(int64(rec.Missing)), intCell(int64(rec.Duplicates)), intCell(int64(rec.Wrong)), intCell(rec.LostInputs),
 				numCell(rec.UnavailableMs, 3), numCell(rec.MaxAddedLatencyMs, 3), optCell(o.CPURatio, 3), optCell(o.BytesRatio, 3),
 				optCell(o.MessagesRatio, 3), intCell(o.PeakQueueBytes), intCell(o.CheckpointBytes))
