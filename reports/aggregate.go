@@ -168,7 +168,11 @@ func Aggregate(points []PointResult) []SweepRow {
 			return NewStat(xs)
 		}
 		for _, r := range rs {
-			row.Types[RecoveryLabel(r.Recovery)]++
+			l := RecoveryLabel(r.Recovery)
+			if r.Recovery.Type == metrics.NotRecoveredType {
+				l = "not recovered by end of run" // the outstanding count differs by seed
+			}
+			row.Types[l]++
 		}
 		row.RecoveryMs = col(func(r metrics.Run) float64 { return fp(r.Recovery.RecoveryMs) })
 		for _, r := range rs {

@@ -42,7 +42,9 @@ type pairSide struct{ pairs, whole int }
 //     of its expected pairs was delivered whole (a pair it shares with a
 //     lost partner does not make it lost);
 //   - a window result lacks its shortfall; a running aggregate lacks the
-//     largest shortfall of its key (every later output repeats it).
+//     largest shortfall of its key (every later output repeats it), at
+//     most what the key's final output lacks against the lineage of the
+//     last output of the key delivered.
 //
 // Windows and running aggregates can count one source tuple several times
 // (sliding windows, aggregates over join pairs): their shortfall is then
@@ -58,6 +60,15 @@ func lostInputFigures(exp, obs *ha.Deliveries, x classify.Index, outstanding []b
 		sides              [2]map[int64]pairSide
 	)
 	short := Shortfalls(exp, obs, x)
+	// The source tuples the last delivered running-aggregate output of a
+	// key reflects: a restarted aggregate numbers its outputs anew, so its
+	// ids miss while its lineage shows what it lost.
+	reached := map[uint32]int64{}
+	for _, d := range obs.All() {
+		if d.Tuple.ID.Kind == ha.IDKey {
+			reached[d.Tuple.ID.Key] = int64(d.Tuple.Lineage.N)
+		}
+	}
 	er := exp.Reader()
 	for id, first := range x.First {
 		if outstanding != nil && outstanding[id] {
@@ -90,8 +101,8 @@ func lostInputFigures(exp, obs *ha.Deliveries, x classify.Index, outstanding []b
 			aggTotal += int64(t.Lineage.N)
 		}
 	}
-	for _, r := range running {
-		aggShort += r[0]
+	for k, r := range running {
+		aggShort += min(r[0], max(0, r[1]-reached[k]))
 		aggTotal += r[1]
 	}
 	pairTuples := int64(0)

@@ -106,14 +106,16 @@ func recoveryOf(exp, obs *ha.Deliveries, x classify.Index, faulty *ha.Trace, fau
 	// Expected outputs: when each was due, and which were never delivered.
 	delivered := make([]bool, len(x.First))
 	var maxDeliveredEmit int64 = -1 << 62
-	for i, d := range obs.All() {
-		if id := x.Observed[i]; id >= 0 {
+	er := exp.Reader()
+	for i := range obs.Len() {
+		if id := x.Observed[i]; id >= 0 && !delivered[id] {
 			delivered[id] = true
-			maxDeliveredEmit = max(maxDeliveredEmit, d.Tuple.Emit)
+			// When the failure-free run emitted it: a restarted running
+			// sum that delivers early ids late has not caught up.
+			maxDeliveredEmit = max(maxDeliveredEmit, er.At(int(x.First[id])).Tuple.Emit)
 		}
 	}
 	due := make([]time.Duration, 0, exp.Len())
-	er := exp.Reader()
 	var missingDue time.Duration = -1
 	for id, first := range x.First {
 		e := time.Duration(er.At(int(first)).Tuple.Emit)
