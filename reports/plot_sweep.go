@@ -1,8 +1,8 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
-	"image/color"
 	"math"
 	"slices"
 	"sort"
@@ -63,8 +63,8 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 	// 1. Recovery time vs the parameter.
 	{
 		title := "Recovery time vs " + ax.name + " (mean, 95 % CI over seeds)"
-		ss, notes := cleanSeries(build(func(r SweepRow) Stat { return r.RecoveryMs }), logX, false)
 		nr := notRecoveredSeries(sw, rows, ax)
+		ss, notes := cleanSeries(dropNotRecovered(build(func(r SweepRow) Stat { return r.RecoveryMs }), nr), logX, false)
 		if len(nr) > 0 {
 			notes = append(notes, "× = seeds not recovered by the end of the run, at the time observed (their recovery is longer); never averaged in")
 		}
@@ -253,7 +253,7 @@ func notRecoveredSeries(sw *sim.Sweep, rows []SweepRow, ax paramAxis) []series {
 			order = append(order, n)
 		}
 		s.XY = append(s.XY, plotter.XY{X: ax.x(r.Values[0]), Y: r.ObservedMs.Min})
-		s.Tags = append(s.Tags, fmt.Sprintf("%d/%d not recovered (> %.1f s)", r.NotRecovered, r.Seeds, r.ObservedMs.Min/1e3))
+		s.Tags = append(s.Tags, fmt.Sprintf("%d/%d", r.NotRecovered, r.Seeds))
 	}
 	out := make([]series, 0, len(order))
 	for _, n := range order {
@@ -262,11 +262,44 @@ func notRecoveredSeries(sw *sim.Sweep, rows []SweepRow, ax paramAxis) []series {
 	return out
 }
 
-// addNotRecovered draws not-recovered points as large crosses in their
-// strategy's colour, with their count, and one legend entry for them all.
-func addNotRecovered(p *plot.Plot, ss []series, colorOf func(string) int) error {
-	var legend plot.Thumbnailer
+// dropNotRecovered removes from ss the points with no recovery time
+// where nr marks seeds not recovered: they are drawn as crosses, not
+// reported as values missing.
+func dropNotRecovered(ss, nr []series) []series {
+	marked := map[string][]float64{}
+	for _, s := range nr {
+		for _, xy := range s.XY {
+			marked[s.Name] = append(marked[s.Name], xy.X)
+		}
+	}
+	out := make([]series, 0, len(ss))
 	for _, s := range ss {
+		var keep series
+		keep.Name = s.Name
+		for i, xy := range s.XY {
+			if math.IsNaN(xy.Y) && slices.Contains(marked[s.Name], xy.X) {
+				continue
+			}
+			keep.XY = append(keep.XY, xy)
+			if s.Err != nil {
+				keep.Err = append(keep.Err, s.Err[i])
+			}
+			if s.Tags != nil {
+				keep.Tags = append(keep.Tags, s.Tags[i])
+			}
+		}
+		if len(keep.XY) > 0 {
+			out = append(out, keep)
+		}
+	}
+	return out
+}
+
+// addNotRecovered draws not-recovered points as large crosses in their
+// strategy's colour, labelled with how many seeds did not recover, and a
+// legend entry per strategy with the shortest time observed.
+func addNotRecovered(p *plot.Plot, ss []series, colorOf func(string) int) error {
+	for k, s := range ss {
 		col := plotutil.Color(colorOf(s.Name))
 		sc, err := plotter.NewScatter(s.XY)
 		if err != nil {
@@ -282,17 +315,16 @@ func addNotRecovered(p *plot.Plot, ss []series, colorOf func(string) int) error 
 			lb.TextStyle[i].Color = col
 			lb.TextStyle[i].Font.Size = vg.Points(7)
 		}
-		lb.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(-3)}
+		// One line per strategy below the crosses, so that strategies not
+		// recovered at the same setting do not print over each other.
+		lb.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(-3 - 9*float64(k))}
 		p.Add(lb)
 		for _, xy := range s.XY {
-			p.Y.Max = math.Max(p.Y.Max, xy.Y*1.12)
+			// Room above the crosses for the legend.
+			p.Y.Max = math.Max(p.Y.Max, xy.Y*(1.2+0.08*float64(len(ss)+2)))
 		}
-		if legend == nil {
-			legend = &plotter.Scatter{XYs: s.XY[:1], GlyphStyle: draw.GlyphStyle{Color: color.Black, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}}
-		}
-	}
-	if legend != nil {
-		p.Legend.Add("not recovered", legend)
+		least := slices.MinFunc(s.XY, func(a, b plotter.XY) int { return cmp.Compare(a.Y, b.Y) }).Y
+		p.Legend.Add(fmt.Sprintf("%s: not recovered (> %.1f s)", s.Name, least/1e3), sc)
 	}
 	return nil
 }
