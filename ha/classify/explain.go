@@ -2,6 +2,7 @@ package classify
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -189,6 +190,34 @@ func (s *state) sentence(a *anomaly, groups [][]int32, mk *markIndex) string {
 	return b.String()
 }
 
+// sigDigits is how many significant digits explanations show of a value.
+const sigDigits = 4
+
+// rounded is a numeric value text with at most digits significant digits
+// ("49.16" for 49.15765249149101); any other text is left as it is.
+func rounded(v string, digits int) string {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return v
+	}
+	s := strconv.FormatFloat(f, 'g', digits, 64)
+	if strings.Contains(s, "e+") && math.Abs(f) < 1e15 {
+		return strconv.FormatFloat(math.Round(f), 'f', -1, 64) // 12346, not 1.235e+04
+	}
+	return s
+}
+
+// roundedPair rounds an observed and an expected value to sigDigits
+// significant digits, or to as many more as it takes to tell them apart.
+func roundedPair(got, want string) (string, string) {
+	for d := sigDigits; d < 17; d++ {
+		if g, w := rounded(got, d), rounded(want, d); g != w {
+			return g, w
+		}
+	}
+	return got, want
+}
+
 // wrongSentence explains a delivery of an expected id with another value or
 // lineage count than expected.
 func (s *state) wrongSentence(b *strings.Builder, i int32, mk *markIndex) {
@@ -200,15 +229,17 @@ func (s *state) wrongSentence(b *strings.Builder, i int32, mk *markIndex) {
 	expN, expHasN := s.expN(d)
 	nDiffers := o.HasN && expHasN && o.N != expN
 	b.WriteString("output " + short(o.ID) + " delivered")
+	got, want := roundedPair(o.Value, e.Value)
+	got, want = short(got), short(want)
 	switch {
 	case valueDiffers && !nDiffers:
-		b.WriteString(" with value " + short(o.Value) + " instead of " + short(e.Value))
+		b.WriteString(" with value " + got + " instead of " + want)
 		if w != "" {
 			b.WriteString(" " + w)
 		}
 		return
 	case valueDiffers:
-		b.WriteString(" with value " + short(o.Value) + " instead of " + short(e.Value) + " and " +
+		b.WriteString(" with value " + got + " instead of " + want + " and " +
 			strconv.FormatInt(o.N, 10) + " source tuples instead of " + strconv.FormatInt(expN, 10))
 		if w != "" {
 			b.WriteString(" " + w)
@@ -222,7 +253,7 @@ func (s *state) wrongSentence(b *strings.Builder, i int32, mk *markIndex) {
 		if w != "" {
 			b.WriteString(" " + w)
 		}
-		b.WriteString(" with value " + short(o.Value))
+		b.WriteString(" with value " + short(rounded(o.Value, sigDigits)))
 		if o.HasN {
 			b.WriteString(" and " + strconv.FormatInt(o.N, 10) + " source tuples")
 		}
