@@ -249,6 +249,8 @@ func writeRunDoc(dir string, r *metrics.Result, figs []Figure) error {
 	if n := RoundsNote(r); n != "" {
 		d.p(n)
 	}
+	d.h(3, "Glossary")
+	d.tbl(glossaryTable())
 	d.h(2, "Model vs simulation")
 	d.p("First-principles estimates (detection ≈ timeout + heartbeat/2, restore = state × per-byte CPU, catch-up of replayed and backlogged input at the spare's processing rate; docs/reports.md) beside the simulated figures.")
 	d.tbl(modelTable(r.Runs))

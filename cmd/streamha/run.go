@@ -41,7 +41,8 @@ func newRunCmd() *cobra.Command {
 		Long: "run simulates the experiment (the built-in default, or --config FILE) under each strategy with\n" +
 			"its fault schedule, classifies the recovery against the failure-free run, prints a comparison\n" +
 			"table and writes result.json, the traces and the report into --out. A run that takes longer than\n" +
-			"2 s reports each stage it starts on stderr (--quiet: never).",
+			"2 s reports each stage it starts on stderr (--quiet: never).\n\n" +
+			"The table's columns and verdicts (definitions: docs/semantics.md):\n" + reports.GlossaryText(),
 		Example: "  streamha run\n  streamha run --strategy passive-standby,amnesia --seed 7\n  streamha run --config examples/union.yaml --json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRun(cmd, f)

@@ -1,0 +1,51 @@
+package reports
+
+import (
+	"strings"
+)
+
+// Term is one entry of the glossary: a column or verdict and what it means.
+type Term struct {
+	Name, Meaning string
+}
+
+// Glossary explains every column of the comparison table and every
+// verdict, in the words of docs/semantics.md. Reports show it under the
+// table and `streamha run --help` prints it.
+var Glossary = []Term{
+	{"precise", "the output equals the failure-free output; the failure shows only as latency"},
+	{"rollback/repeating", "no input lost; the only difference is extra copies of outputs already delivered"},
+	{"rollback/convergent", "no input lost; some outputs differ after the failure, then the output is identical again"},
+	{"rollback/divergent", "no input lost, but the output never becomes identical again (e.g. a re-interleaved union)"},
+	{"gap", "some input lost: outputs missing, or reflecting fewer source tuples than without the failure"},
+	{"not recovered by end of run (N outstanding)", "the run ended while the strategy was still catching up; N outputs had not arrived yet (lengthen drain)"},
+	{"missing", "expected outputs never delivered"},
+	{"dup", "repeat deliveries of an identical output"},
+	{"wrong", "outputs delivered with another value or lineage count"},
+	{"lost in", "distinct source tuples whose effect never reached the output (at most the tuples emitted)"},
+	{"detect ms", "fault → the first node declares the failed node dead"},
+	{"recovery ms", "fault → every later expected output is delivered and the sink's latency stays in the run's own pre-fault band; \"not recovered (> 9.7 s)\" when that never happened before the run ended"},
+	{"+latency ms", "largest added latency of an output against the failure-free run"},
+	{"unavail ms", "longest interval without output beyond the normal inter-output gap"},
+	{"cpu×, proc cpu×", "processing time (node loops; real runs: whole processes) against the no-HA run, failure-free"},
+	{"bytes×, msgs×", "bytes and messages sent against the no-HA run, failure-free"},
+	{"peak queue", "largest output queue or log any node held (tuples)"},
+}
+
+// GlossaryText is the glossary as indented lines for help output.
+func GlossaryText() string {
+	var b strings.Builder
+	for _, t := range Glossary {
+		b.WriteString("  " + t.Name + ": " + t.Meaning + "\n")
+	}
+	return b.String()
+}
+
+// glossaryTable is the glossary as a report table.
+func glossaryTable() *table {
+	t := &table{head: []string{"column or verdict", "meaning"}, keys: []string{"term", "meaning"}}
+	for _, g := range Glossary {
+		t.rows = append(t.rows, []cell{txt(g.Name), txt(g.Meaning)})
+	}
+	return t
+}
