@@ -282,7 +282,7 @@ func inlineSVG(svg []byte) string {
 
 const htmlStyle = `body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 h1{font-size:1.6em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .5em}th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;margin:1em 0;font-size:.9em;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid #ccc;padding:.25em .5em}th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
 pre{background:#f6f6f6;padding:.8em;overflow-x:auto}code{background:#f6f6f6}
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{font-style:italic;color:#555}.note{color:#a33}`
 

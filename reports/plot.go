@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"hash/fnv"
 	"image/color"
 	"math"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -19,6 +21,30 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
+
+// Figures are drawn in a sans-serif face, like the report's text.
+func init() {
+	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+	plotter.DefaultFont = plot.DefaultFont
+}
+
+// strategyColors fixes the colour (a plotutil palette index) of each
+// built-in strategy, so a strategy has the same colour in every figure
+// whichever strategies a run or sweep compares.
+var strategyColors = map[string]int{
+	"amnesia": 0, "active-standby": 1, "passive-standby": 2, "upstream-backup": 3, "none": 4,
+}
+
+// StrategyColor is the palette index of a strategy: fixed for the built-in
+// ones, and for any other a stable choice among the remaining colours.
+func StrategyColor(name string) int {
+	if i, ok := strategyColors[name]; ok {
+		return i
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return len(strategyColors) + int(h.Sum32()%2)
+}
 
 // Figure is one rendered plot in both formats.
 type Figure struct {

@@ -26,7 +26,12 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 	ax := newParamAxis(sw.Params[0].Name, sw.Params[0].Values)
 	stem := sanitizeName(sw.Params[0].Name)
 	names := seriesNames(sw, rows)
-	colorOf := func(n string) int { return slices.Index(names, n) }
+	// One colour per strategy in every figure; with several swept
+	// parameters a strategy has several lines, told apart by index.
+	colorOf := func(n string) int { return StrategyColor(n) }
+	if len(sw.Params) > 1 {
+		colorOf = func(n string) int { return slices.Index(names, n) }
+	}
 	logX := ax.kind != axisCategory && wantLog(ax.pos)
 
 	var figs []Figure
@@ -66,7 +71,7 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 		nr := notRecoveredSeries(sw, rows, ax)
 		ss, notes := cleanSeries(dropNotRecovered(build(func(r SweepRow) Stat { return r.RecoveryMs }), nr), logX, false)
 		if len(nr) > 0 {
-			notes = append(notes, "× = seeds not recovered by the end of the run, at the time observed (their recovery is longer); never averaged in")
+			notes = append(notes, "× = seeds not recovered by the end of the run, at the time observed; never averaged")
 		}
 		p, err := lineFigure(title, ax, logX, "recovery time (ms)", ss, notes, colorOf, "no strategy has a recovery time (no fault, or no run recovered)")
 		if err != nil {
@@ -210,11 +215,11 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 		var cens []string
 		for _, n := range sw.Strategies {
 			if c := censored[n]; c > 0 {
-				cens = append(cens, fmt.Sprintf("%s %d", n, c))
+				cens = append(cens, fmt.Sprintf("%s %d/%d", n, c, len(per[n])+c))
 			}
 		}
 		if len(cens) > 0 {
-			notes = append(notes, "seeds not recovered by the end of the run count as censored: the curve stops below 1 ("+strings.Join(cens, ", ")+")")
+			notes = append(notes, "not recovered, censored (curves stop below 1): "+strings.Join(cens, ", "))
 		}
 		var p *plot.Plot
 		if len(ss) == 0 {
@@ -224,7 +229,7 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 			p.Y.Min, p.Y.Max = 0, 1
 			p.Legend.Left = false
 			p.Legend.Top = false
-			if err := addSeries(p, ss, func(n string) int { return slices.Index(sw.Strategies, cdfName[n]) }, true); err != nil {
+			if err := addSeries(p, ss, func(n string) int { return StrategyColor(cdfName[n]) }, true); err != nil {
 				return nil, err
 			}
 		}
