@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -42,6 +43,9 @@ var (
 	colExpected = color.RGBA{R: 120, G: 170, B: 230, A: 255}
 )
 
+// notRecoveredMark labels the end of a run that never recovered.
+const notRecoveredMark = "end of run, not recovered"
+
 // runMarkers extracts crash/pause, first detection per peer, takeovers and
 // catch-ups from a trace, and the shaded fault windows.
 func runMarkers(trace *ha.Trace, rec metrics.Recovery) ([]marker, [][2]float64) {
@@ -75,7 +79,7 @@ func runMarkers(trace *ha.Trace, rec metrics.Recovery) ([]marker, [][2]float64) 
 		// Never recovered: shade to the end of the run and say so there.
 		end := sec(f) + *rec.ObservedMs/1e3
 		windows = append(windows, [2]float64{sec(f), end})
-		ms = append(ms, marker{end, "not recovered", colCrash})
+		ms = append(ms, marker{end, notRecoveredMark, colCrash})
 	}
 	return ms, windows
 }
@@ -109,9 +113,13 @@ func decorate(p *plot.Plot, ms []marker, windows [][2]float64, ylo, yhi float64,
 		}
 	}
 	if withLabels {
+		what := "fault to recovery"
+		if slices.ContainsFunc(ms, func(m marker) bool { return m.label == notRecoveredMark }) {
+			what = "fault to end of run, not recovered"
+		}
 		for _, w := range windows {
 			if w[1] > w[0] {
-				p.Legend.Add(fmt.Sprintf("fault to recovery: %.2f–%.2f s", w[0], w[1]), shadeThumb{})
+				p.Legend.Add(fmt.Sprintf("%s: %.2f–%.2f s", what, w[0], w[1]), shadeThumb{})
 				break
 			}
 		}
@@ -188,6 +196,9 @@ func LatencyFigure(name, strategy string, faulty *ha.Trace, rec metrics.Recovery
 	}
 	l.LineStyle.Color = colTakeover
 	bottom.Add(l)
+	for _, m := range ms { // the end of a run that never recovered, say
+		end = math.Max(end, m.t)
+	}
 	xmax := end * 1.01
 	for _, p := range []*plot.Plot{top, bottom} {
 		p.X.Min, p.X.Max = 0, xmax
