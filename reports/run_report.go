@@ -249,6 +249,9 @@ func writeRunDoc(dir string, r *metrics.Result, figs []Figure) error {
 	if n := RoundsNote(r); n != "" {
 		d.p(n)
 	}
+	if n := InputsNote(r); n != "" {
+		d.p(n)
+	}
 	d.h(3, "Glossary")
 	d.tbl(glossaryTable())
 	d.h(2, "Model vs simulation")

@@ -45,7 +45,23 @@ func Table(w io.Writer, r *metrics.Result) error {
 	if n := RoundsNote(r); n != "" {
 		fmt.Fprintf(w, "\n%s\n", n)
 	}
+	if n := InputsNote(r); n != "" {
+		fmt.Fprintf(w, "\n%s\n", n)
+	}
 	return nil
+}
+
+// InputsNote says how many source tuples reach no output even in the
+// failure-free run (filtered out, or without a join partner), which are
+// never counted as lost; "" when all of them do or it is not known.
+func InputsNote(r *metrics.Result) string {
+	for _, run := range r.Runs {
+		if rec := run.Recovery; rec.Emitted > 0 && rec.UnmatchedInputs > 0 {
+			return fmt.Sprintf("%d of the %d source tuples emitted reach no output even without a failure (filtered out, or no join partner); they never count as lost.",
+				rec.UnmatchedInputs, rec.Emitted)
+		}
+	}
+	return ""
 }
 
 // RecoveryLabel is "precise", "gap" or "rollback/repeating".
