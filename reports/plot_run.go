@@ -144,28 +144,33 @@ func LatencyFigure(name, strategy string, faulty *ha.Trace, rec metrics.Recovery
 	ss, notes := cleanSeries([]series{{Name: "latency", XY: lat}}, false, true)
 	ms, windows := runMarkers(faulty, rec)
 
-	var top *plot.Plot
+	var top, zoom *plot.Plot
 	if len(ss) == 0 {
 		top = emptyPlot(title, "no delivery has a positive latency")
 	} else {
-		top = newPlot(title, "", "latency (ms, log)", notes)
-		useLog(&top.Y)
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, p := range ss[0].XY {
-			lo, hi = math.Min(lo, p.Y), math.Max(hi, p.Y)
-		}
-		lo, hi = lo*0.8, hi*4
-		top.Y.Min, top.Y.Max = lo, hi
-		if err := decorate(top, ms, windows, lo, hi, true); err != nil {
+		var err error
+		if top, err = latencyPanel(title, notes, ss[0].XY, ms, windows, true); err != nil {
 			return Figure{}, err
 		}
-		sc, err := plotter.NewScatter(ss[0].XY)
-		if err != nil {
-			return Figure{}, err
+		// The same around the first fault, from 2 s before it to 3 s after
+		// recovery (or the end of the run), where the markers are apart.
+		if len(windows) > 0 {
+			w := windows[len(windows)-1]
+			from, to := math.Max(0, w[0]-2), w[1]+3
+			var near plotter.XYs
+			for _, p := range ss[0].XY {
+				if p.X >= from && p.X <= to {
+					near = append(near, p)
+				}
+			}
+			if len(near) > 0 {
+				zt := fmt.Sprintf("around the fault: %.1f–%.1f s", from, to)
+				if zoom, err = latencyPanel(zt, nil, near, ms, windows, false); err != nil {
+					return Figure{}, err
+				}
+				zoom.X.Min, zoom.X.Max = from, to
+			}
 		}
-		sc.GlyphStyle.Radius = vg.Points(1)
-		sc.GlyphStyle.Color = colTakeover
-		top.Add(sc)
 	}
 
 	// Throughput in bins of about 1/100 of the run, at least 10 outputs per bin on average.
@@ -203,7 +208,34 @@ func LatencyFigure(name, strategy string, faulty *ha.Trace, rec metrics.Recovery
 	for _, p := range []*plot.Plot{top, bottom} {
 		p.X.Min, p.X.Max = 0, xmax
 	}
-	return grid(name, title, notes, figW, 6*vg.Inch, [][]*plot.Plot{{top}, {bottom}})
+	if zoom == nil {
+		return grid(name, title, notes, figW, 6*vg.Inch, [][]*plot.Plot{{top}, {bottom}})
+	}
+	return grid(name, title, notes, figW, 8.5*vg.Inch, [][]*plot.Plot{{top}, {zoom}, {bottom}})
+}
+
+// latencyPanel plots latencies on a log axis with the run's markers
+// (labelled in the legend when withLabels).
+func latencyPanel(title string, notes []string, xy plotter.XYs, ms []marker, windows [][2]float64, withLabels bool) (*plot.Plot, error) {
+	p := newPlot(title, "", "latency (ms, log)", notes)
+	useLog(&p.Y)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, q := range xy {
+		lo, hi = math.Min(lo, q.Y), math.Max(hi, q.Y)
+	}
+	lo, hi = lo*0.8, hi*4
+	p.Y.Min, p.Y.Max = lo, hi
+	if err := decorate(p, ms, windows, lo, hi, withLabels); err != nil {
+		return nil, err
+	}
+	sc, err := plotter.NewScatter(xy)
+	if err != nil {
+		return nil, err
+	}
+	sc.GlyphStyle.Radius = vg.Points(1)
+	sc.GlyphStyle.Color = colTakeover
+	p.Add(sc)
+	return p, nil
 }
 
 // niceBin rounds a bin width in seconds up to 1, 2 or 5 × a power of ten.
