@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -150,6 +151,17 @@ func TestNotRecovered(t *testing.T) {
 			}(),
 			typ: metrics.NotRecoveredType, outstanding: 5,
 		},
+		{
+			name: "late output that stopped long before the end is stuck, not catching up",
+			after: func() []ha.Event {
+				var a []ha.Event
+				for i := 11; i <= 15; i++ {
+					a = append(a, deliver(time.Duration(i)*100*ms+1500*ms, 0, int64(i), 1500*ms, 10))
+				}
+				return append(a, stats(6*time.Second))
+			}(),
+			typ: "gap", missing: 15,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,7 +176,7 @@ func TestNotRecovered(t *testing.T) {
 			assert.Equal(t, tc.outstanding, r.Outstanding)
 			assert.Contains(t, r.RecoveryText(), "not recovered (> ")
 			if tc.outstanding > 0 {
-				assert.Equal(t, "not recovered by end of run (5 outstanding)", r.Label())
+				assert.Equal(t, fmt.Sprintf("not recovered by end of run (%d outstanding)", tc.outstanding), r.Label())
 				assert.Zero(t, r.LostInputs, "outstanding outputs are not lost")
 			}
 		})

@@ -148,6 +148,10 @@ func recoveryOf(exp, obs *ha.Deliveries, x classify.Index, faulty *ha.Trace, fau
 		lastLate bool
 		seen     bool
 		silence  time.Duration // the longest silence while outputs were due
+		// The late deliveries since the last in-band one: the time of the
+		// previous one and the longest interval between two of them.
+		prevLate time.Duration = -1
+		lateGap  time.Duration
 	)
 	for _, d := range obs.All() {
 		if d.T < fault {
@@ -181,6 +185,14 @@ func recoveryOf(exp, obs *ha.Deliveries, x classify.Index, faulty *ha.Trace, fau
 			}
 		}
 		lastT, lastLate = d.T, late
+		if late {
+			if prevLate >= 0 {
+				lateGap = max(lateGap, d.T-prevLate)
+			}
+			prevLate = d.T
+		} else {
+			prevLate, lateGap = -1, 0
+		}
 	}
 	// A lone outlier — a short burst after the sink had been in band for a
 	// while, followed by in-band output and no other late output for a
@@ -199,8 +211,10 @@ func recoveryOf(exp, obs *ha.Deliveries, x classify.Index, faulty *ha.Trace, fau
 	if missingDue >= 0 {
 		t = max(t, missingDue)
 	}
-	// Still delivering late output at the end of the run: catching up.
-	r.behind = seen && lastLate && lastCounted == lastT
+	// Still delivering late output when the run ended — the last late
+	// output came no later than its usual pace before the end: catching
+	// up. A sink whose late output stopped long before is stuck.
+	r.behind = seen && lastLate && lastCounted == lastT && end-lastT <= 2*max(b.gap, lateGap)
 	switch {
 	case missingDue >= 0 && missingDue >= fault && missingDue > time.Duration(maxDeliveredEmit):
 		// Outputs were due after every output the sink delivered: it never
