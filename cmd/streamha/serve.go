@@ -213,17 +213,17 @@ func render(w http.ResponseWriter, t *template.Template, data any) {
 }
 
 var pageFuncs = template.FuncMap{
-	"verdict": func(r metrics.Recovery) string {
-		if r.Subtype != "" {
-			return r.Type + "/" + r.Subtype
+	"verdict": func(r metrics.Recovery) string { return r.Label() },
+	// ms is the recovery time as the table prints it ("not recovered (> 9.7 s)";
+	// "no fault" when nothing failed).
+	"ms": func(r metrics.Recovery) string {
+		switch {
+		case r.RecoveryMs != nil:
+			return fmt.Sprintf("%.1f ms", *r.RecoveryMs)
+		case r.NotRecovered:
+			return r.RecoveryText()
 		}
-		return r.Type
-	},
-	"ms": func(p *float64) string {
-		if p == nil {
-			return "not recovered"
-		}
-		return fmt.Sprintf("%.1f ms", *p)
+		return "no fault"
 	},
 }
 
@@ -247,7 +247,7 @@ var indexPage = template.Must(template.New("index").Funcs(pageFuncs).Parse(`<!do
 <td><input type="radio" name="a" value="{{$r.Dir}}"{{if eq $i 1}} checked{{end}}></td>
 <td><input type="radio" name="b" value="{{$r.Dir}}"{{if eq $i 0}} checked{{end}}></td>
 <td><a href="files/{{$r.Dir}}/">{{$r.Dir}}</a></td><td>{{$r.Result.Experiment}}</td><td>{{$r.Result.Seed}}</td><td>{{$r.Result.Mode}}</td>
-<td>{{range $r.Result.Runs}}{{.Strategy}}: <span class="{{.Recovery.Type}}">{{verdict .Recovery}}</span> ({{ms .Recovery.RecoveryMs}})<br>{{end}}</td>
+<td>{{range $r.Result.Runs}}{{.Strategy}}: <span class="{{.Recovery.Type}}">{{verdict .Recovery}}</span> ({{ms .Recovery}})<br>{{end}}</td>
 <td>{{if $r.Report}}<a href="files/{{$r.Dir}}/report.html">report</a>{{end}}</td>
 </tr>{{end}}</table>
 <button type="submit">Compare A and B side by side</button></form>
@@ -270,8 +270,8 @@ var comparePage = template.Must(template.New("compare").Funcs(pageFuncs).Parse(`
 </table>
 <table><tr><th>strategy</th><th>A recovery</th><th>A recovery time</th><th>A missing · dup · wrong · lost</th><th>B recovery</th><th>B recovery time</th><th>B missing · dup · wrong · lost</th></tr>
 {{range .Rows}}<tr><td>{{.Strategy}}</td>
-{{with .A}}<td class="{{.Recovery.Type}}">{{verdict .Recovery}}</td><td>{{ms .Recovery.RecoveryMs}}</td><td>{{.Recovery.Missing}} · {{.Recovery.Duplicates}} · {{.Recovery.Wrong}} · {{.Recovery.LostInputs}}</td>{{else}}<td colspan="3">not run</td>{{end}}
-{{with .B}}<td class="{{.Recovery.Type}}">{{verdict .Recovery}}</td><td>{{ms .Recovery.RecoveryMs}}</td><td>{{.Recovery.Missing}} · {{.Recovery.Duplicates}} · {{.Recovery.Wrong}} · {{.Recovery.LostInputs}}</td>{{else}}<td colspan="3">not run</td>{{end}}
+{{with .A}}<td class="{{.Recovery.Type}}">{{verdict .Recovery}}</td><td>{{ms .Recovery}}</td><td>{{.Recovery.Missing}} · {{.Recovery.Duplicates}} · {{.Recovery.Wrong}} · {{.Recovery.LostInputs}}</td>{{else}}<td colspan="3">not run</td>{{end}}
+{{with .B}}<td class="{{.Recovery.Type}}">{{verdict .Recovery}}</td><td>{{ms .Recovery}}</td><td>{{.Recovery.Missing}} · {{.Recovery.Duplicates}} · {{.Recovery.Wrong}} · {{.Recovery.LostInputs}}</td>{{else}}<td colspan="3">not run</td>{{end}}
 </tr>{{end}}</table>
 <div class="side">
 {{if .A.Report}}<iframe title="report A" src="files/{{.A.Dir}}/report.html"></iframe>{{end}}
