@@ -1,79 +1,16 @@
 package reports
 
 import (
-	"bytes"
-	"context"
-	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/reports/browsertest"
 )
-
-// browserCandidates are the names a headless Chromium goes by; the
-// STREAMHA_CHROMIUM environment variable names another.
-var browserCandidates = []string{"chromium", "chromium-browser", "chromium-headless-shell", "google-chrome"}
-
-// findBrowser returns a headless Chromium, or "" when none is installed.
-func findBrowser() string {
-	if p := os.Getenv("STREAMHA_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, n := range browserCandidates {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// consoleError matches what Chromium logs for a JavaScript error or a
-// resource it could not load.
-var consoleError = regexp.MustCompile(`(?i)Uncaught|ERR_FILE_NOT_FOUND|net::ERR_|Failed to load resource`)
-
-// screenshot renders page (an HTML file) in headless Chromium at 1000 px
-// wide and returns the PNG, failing on a browser error, a console error or
-// a broken reference.
-func screenshot(t *testing.T, browser, page string) []byte {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "shot.png")
-	// The deadline only stops a hung browser; it is not what the test checks.
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu",
-		"--hide-scrollbars", "--window-size=1000,2400", "--enable-logging=stderr", "--v=0",
-		"--user-data-dir="+t.TempDir(), "--screenshot="+out, "file://"+page)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Run(), "chromium on %s: %s", page, stderr.String())
-	if m := consoleError.FindString(stderr.String()); m != "" {
-		t.Fatalf("%s: the browser reported %q:\n%s", page, m, stderr.String())
-	}
-	b, err := os.ReadFile(out)
-	require.NoError(t, err, "no screenshot of %s: %s", page, stderr.String())
-	return b
-}
-
-// requireDrawn fails when the screenshot is one flat colour (an empty page).
-func requireDrawn(t *testing.T, name string, shot []byte) {
-	t.Helper()
-	img, err := png.Decode(bytes.NewReader(shot))
-	require.NoError(t, err, name)
-	colours := map[[4]uint32]bool{}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y += 7 {
-		for x := b.Min.X; x < b.Max.X; x += 7 {
-			r, g, bl, a := img.At(x, y).RGBA()
-			colours[[4]uint32{r, g, bl, a}] = true
-		}
-	}
-	require.Greater(t, len(colours), 20, "%s: the page rendered almost blank", name)
-}
 
 // requireFiguresDrawn fails when a page has no figure or an inline figure
 // with nothing drawn in it, and when it refers to a file that is not there.
@@ -102,10 +39,7 @@ func requireFiguresDrawn(t *testing.T, page string) {
 // Chromium is installed (apt-get install chromium). With
 // STREAMHA_SCREENSHOTS=DIR it keeps the screenshots in DIR.
 func TestReportsInABrowser(t *testing.T) {
-	browser := findBrowser()
-	if browser == "" {
-		t.Skip("no headless Chromium found (apt-get install chromium, or set STREAMHA_CHROMIUM)")
-	}
+	browser := browsertest.Require(t)
 	cmp := compareRun(t)
 	AddModelsFromConfig(cmp.Result)
 	runDir := t.TempDir()
@@ -125,8 +59,8 @@ func TestReportsInABrowser(t *testing.T) {
 	for name, dir := range map[string]string{"run": runDir, "sweep": sweepDir} {
 		page := filepath.Join(dir, "report.html")
 		requireFiguresDrawn(t, page)
-		shot := screenshot(t, browser, page)
-		requireDrawn(t, name, shot)
+		shot := browsertest.Screenshot(t, browser, "file://"+page)
+		browsertest.RequireDrawn(t, name, shot)
 		if keep != "" {
 			require.NoError(t, os.WriteFile(filepath.Join(keep, "report-"+name+".png"), shot, 0o644))
 		}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/reports/browsertest"
 )
 
 // pageLink finds the targets of links, frames and forms in a page.
@@ -94,5 +96,32 @@ func TestServeListsOpensAndComparesRuns(t *testing.T) {
 	for _, bad := range []string{"/compare?a=" + a + "&b=nowhere", "/compare", "/files/../exp.yaml", "/files/%2e%2e/exp.yaml"} {
 		code, _ := get(bad)
 		assert.NotEqual(t, http.StatusOK, code, bad)
+	}
+}
+
+// TestServeInABrowser opens the page of `streamha serve`, one of the
+// reports it lists and the side-by-side comparison in headless Chromium:
+// no browser or JavaScript error, no broken reference, no blank page. It
+// is skipped without Chromium (.ci/run installs it).
+func TestServeInABrowser(t *testing.T) {
+	browser := browsertest.Require(t)
+	t.Chdir(t.TempDir())
+	exp := writeFile(t, "exp.yaml", sweepTestExperiment)
+	for range 2 {
+		code, _, errOut := runCLI(t, "run", "--config", exp, "--strategy", "amnesia", "--quiet")
+		require.Equal(t, 0, code, errOut)
+	}
+	dirs, err := filepath.Glob(filepath.Join(outRoot, "small-7-*"))
+	require.NoError(t, err)
+	require.Len(t, dirs, 2, "the same command twice keeps both runs")
+	srv := httptest.NewServer(newBrowser(outRoot))
+	defer srv.Close()
+	a, b := filepath.Base(dirs[0]), filepath.Base(dirs[1])
+	for name, path := range map[string]string{
+		"list":    "/",
+		"report":  "/files/" + a + "/report.html",
+		"compare": "/compare?" + url.Values{"a": {a}, "b": {b}}.Encode(),
+	} {
+		browsertest.RequireDrawn(t, name, browsertest.Screenshot(t, browser, srv.URL+path))
 	}
 }

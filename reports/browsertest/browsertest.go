@@ -1,0 +1,90 @@
+// Package browsertest renders pages in a headless Chromium for the tests
+// that check what a person sees: a run or sweep report, the page of
+// `streamha serve`. A test skips when no Chromium is installed
+// (`apt-get install chromium`; .ci/run installs it).
+package browsertest
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// candidates are the names a headless Chromium goes by; the
+// STREAMHA_CHROMIUM environment variable names another.
+var candidates = []string{"chromium", "chromium-browser", "chromium-headless-shell", "google-chrome"}
+
+// Find returns a headless Chromium, or "" when none is installed.
+func Find() string {
+	if p := os.Getenv("STREAMHA_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, n := range candidates {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Require returns a headless Chromium, or skips the test when there is none.
+func Require(t *testing.T) string {
+	t.Helper()
+	b := Find()
+	if b == "" {
+		t.Skip("no headless Chromium found (apt-get install chromium, or set STREAMHA_CHROMIUM)")
+	}
+	return b
+}
+
+// consoleError matches what Chromium logs for a JavaScript error or a
+// resource it could not load.
+var consoleError = regexp.MustCompile(`(?i)Uncaught|ERR_FILE_NOT_FOUND|net::ERR_|Failed to load resource`)
+
+// Screenshot renders url (file:// or http://) in headless Chromium at
+// 1000 px wide and returns the PNG, failing on a browser error, a console
+// error or a broken reference.
+func Screenshot(t *testing.T, browser, url string) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "shot.png")
+	// The deadline only stops a hung browser; it is not what the test checks.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu",
+		"--hide-scrollbars", "--window-size=1000,2400", "--enable-logging=stderr", "--v=0",
+		"--user-data-dir="+t.TempDir(), "--screenshot="+out, url)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Run(), "chromium on %s: %s", url, stderr.String())
+	if m := consoleError.FindString(stderr.String()); m != "" {
+		t.Fatalf("%s: the browser reported %q:\n%s", url, m, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	require.NoError(t, err, "no screenshot of %s: %s", url, stderr.String())
+	return b
+}
+
+// RequireDrawn fails when the screenshot is (almost) one flat colour: an
+// empty page.
+func RequireDrawn(t *testing.T, name string, shot []byte) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(shot))
+	require.NoError(t, err, name)
+	colours := map[[4]uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 7 {
+		for x := b.Min.X; x < b.Max.X; x += 7 {
+			r, g, bl, a := img.At(x, y).RGBA()
+			colours[[4]uint32{r, g, bl, a}] = true
+		}
+	}
+	require.Greater(t, len(colours), 20, "%s: the page rendered almost blank", name)
+}
