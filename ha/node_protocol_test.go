@@ -116,9 +116,20 @@ func TestEqualEpochsEndWithOnePrimary(t *testing.T) {
 	assert.True(t, b1.Fenced(), "B.1 learns B.2 superseded it at the same epoch")
 }
 
-// TestRoutesAreChecked: a route naming a host outside the fragment, or an
-// epoch far past the receiver's, changes nothing.
+// TestRoutesAreChecked: a route naming a host outside the fragment, sent
+// by a host outside it, or with an epoch far past the receiver's, changes
+// nothing.
 func TestRoutesAreChecked(t *testing.T) {
+	env := &fakeEnv{}
+	a := newChainNode(t, "A", env)
+	forged := ha.Route{Frag: 1, Epoch: 1, Primary: "B.1", Receivers: []string{"B.1"}}
+	a.Deliver(&ha.Message{Kind: ha.KindRoute, From: "sink", Frag: 2, Route: &forged})
+	assert.Equal(t, "B", a.Route(1).Primary, "a host outside B announces no route for B to A")
+	a.Deliver(&ha.Message{Kind: ha.KindRoute, From: "B.2", Frag: 1, Route: &forged})
+	assert.Equal(t, "B.1", a.Route(1).Primary, "a host of B may")
+	b2 := newChainNode(t, "B.2", &fakeEnv{})
+	b2.Deliver(&ha.Message{Kind: ha.KindRoute, From: "sink", Frag: 2, Route: &forged})
+	assert.Equal(t, "B.1", b2.Route(1).Primary, "a relay of B's route to a host of B is believed")
 	for _, r := range []ha.Route{
 		{Frag: 1, Epoch: 1, Primary: "evil", Receivers: []string{"evil"}},
 		{Frag: 1, Epoch: 1, Primary: "B.1", Receivers: []string{"A"}},
@@ -126,9 +137,8 @@ func TestRoutesAreChecked(t *testing.T) {
 		{Frag: 1, Epoch: 5000, Primary: "B.1", Receivers: []string{"B.1"}},
 		{Frag: 7, Epoch: 1, Primary: "B.1"},
 	} {
-		env := &fakeEnv{}
-		a := newChainNode(t, "A", env)
-		a.Deliver(&ha.Message{Kind: ha.KindRoute, From: "sink", Frag: 2, Route: &r})
+		a := newChainNode(t, "A", &fakeEnv{})
+		a.Deliver(&ha.Message{Kind: ha.KindRoute, From: "B.2", Frag: 1, Route: &r})
 		assert.Equal(t, "B", a.Route(1).Primary, "%+v", r)
 		assert.Zero(t, a.Route(1).Epoch, "%+v", r)
 	}

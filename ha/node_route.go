@@ -32,8 +32,9 @@ func (r Route) supersedes(old Route, topo *Topology) bool {
 
 // validRoute reports whether a route received from host from may be
 // believed: it names a protected fragment, its primary and receivers are
-// hosts of that fragment, the sender is a host of the topology, and its
-// epoch lies within maxEpochStep of what this node knows.
+// hosts of that fragment, the sender is a host of that fragment (or relays
+// the route to one), and its epoch lies within maxEpochStep of what this
+// node knows.
 func (n *Node) validRoute(r Route, from string) bool {
 	why := ""
 	switch {
@@ -45,6 +46,11 @@ func (n *Node) validRoute(r Route, from string) bool {
 		why = fmt.Sprintf("a receiver is no host of fragment %s", n.topo.Frags[r.Frag].Name)
 	case r.Epoch >= maxEpoch || r.Epoch > n.routes[r.Frag].Epoch+maxEpochStep:
 		why = fmt.Sprintf("epoch %d jumps too far past %d", r.Epoch, n.routes[r.Frag].Epoch)
+	case !slices.Contains(n.topo.Frags[r.Frag].Hosts, from) && n.frag != r.Frag:
+		// Only a host of the fragment announces its route; another host
+		// relays one only to a host of that fragment (tellRoute, a route
+		// query's answer).
+		why = fmt.Sprintf("sender %q is no host of fragment %s", from, n.topo.Frags[r.Frag].Name)
 	default:
 		if _, ok := n.topo.FragOf(from); ok {
 			return true
