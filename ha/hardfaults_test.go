@@ -37,17 +37,20 @@ cpu: {per_op: 2us, per_byte: 2ns, per_event: 1us}
 detector: {heartbeat: 50ms, timeout: 200ms}
 `
 
+// threeNodes is the default query's chain, with two spares per fragment.
+const threeNodes = `nodes:
+  - {name: A, ops: [{filter: {value_gt: 0.1}}, {map: {scale: 2}}]}
+  - {name: B, ops: [{tumbling: {size: 1s, agg: sum}}]}
+  - {name: C, ops: [{map: {scale: 1}}]}
+spares: 2
+`
+
 var hardFaults = []hardFault{
 	{
 		// The new primaries of B and C each learn the other's route after
 		// sending their resume: C.1's goes to the dead B first.
 		name: "adjacent fragments within a link latency",
-		yaml: hardChain + `nodes:
-  - {name: A, ops: [{filter: {value_gt: 0.1}}, {map: {scale: 2}}]}
-  - {name: B, ops: [{tumbling: {size: 1s, agg: sum}}]}
-  - {name: C, ops: [{map: {scale: 1}}]}
-spares: 2
-network: {latency: 20ms, jitter: 100us, bandwidth: 1Gbps}
+		yaml: hardChain + threeNodes + `network: {latency: 20ms, jitter: 100us, bandwidth: 1Gbps}
 faults: [{at: 4.4s, crash: B}, {at: 4.41s, crash: C}]
 `,
 		state: true,
@@ -76,12 +79,7 @@ faults: [{at: 4.4s, crash: C}, {at: 4.4s, crash: C.1}]
 		// Shorter than the detection: nobody takes over, and the tuples
 		// lost on the cut links come back through gap repair.
 		name: "short partition isolating B",
-		yaml: hardChain + `nodes:
-  - {name: A, ops: [{filter: {value_gt: 0.1}}, {map: {scale: 2}}]}
-  - {name: B, ops: [{tumbling: {size: 1s, agg: sum}}]}
-  - {name: C, ops: [{map: {scale: 1}}]}
-spares: 2
-network: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}
+		yaml: hardChain + threeNodes + `network: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}
 faults: [{at: 4.4s, for: 120ms, partition: [[B], [A, C, src, sink, B.1, B.2]]}]
 `,
 		state:   true,
@@ -89,12 +87,7 @@ faults: [{at: 4.4s, for: 120ms, partition: [[B], [A, C, src, sink, B.1, B.2]]}]
 	},
 	{
 		name: "loss burst on two links",
-		yaml: hardChain + `nodes:
-  - {name: A, ops: [{filter: {value_gt: 0.1}}, {map: {scale: 2}}]}
-  - {name: B, ops: [{tumbling: {size: 1s, agg: sum}}]}
-  - {name: C, ops: [{map: {scale: 1}}]}
-spares: 2
-network: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}
+		yaml: hardChain + threeNodes + `network: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}
 faults: [{at: 4.4s, for: 1s, loss: {from: A, to: B, p: 0.05}}, {at: 4.4s, for: 1s, loss: {from: B, to: C, p: 0.05}}]
 `,
 		state:   true,
