@@ -115,6 +115,15 @@ func (d *Delivery) unpredict() {
 	t.Lineage.Hash ^= predictedHash(t.ID)
 }
 
+// LastTime is the time of the last delivery, 0 without any. Deliveries
+// are appended as they happen, so the last one is the latest.
+func (d *Deliveries) LastTime() time.Duration {
+	if d.Len() == 0 {
+		return 0
+	}
+	return d.At(d.Len() - 1).T
+}
+
 // Len is the number of deliveries.
 func (d *Deliveries) Len() int {
 	if d == nil {

@@ -110,10 +110,10 @@ func TestHardFaultsRecover(t *testing.T) {
 				require.NoError(t, err)
 				c, err := sim.Compare(e, names)
 				require.NoError(t, err)
-				refLast := lastDelivery(c.Reference)
+				refLast := c.Reference.Deliveries().LastTime()
 				for _, r := range c.Runs {
 					rec := r.Run.Recovery
-					last := lastDelivery(r.Trace)
+					last := r.Trace.Deliveries().LastTime()
 					assert.GreaterOrEqual(t, last, refLast-time.Second,
 						"%s: output resumes (last output at %s, failure-free %s)", r.Run.Strategy, last, refLast)
 					if hf.state && (r.Run.Strategy == "passive-standby" || r.Run.Strategy == "active-standby") {
@@ -127,14 +127,6 @@ func TestHardFaultsRecover(t *testing.T) {
 			})
 		}
 	}
-}
-
-func lastDelivery(tr *ha.Trace) time.Duration {
-	var last time.Duration
-	for _, d := range tr.Deliveries().All() {
-		last = max(last, d.T)
-	}
-	return last
 }
 
 func requireEvent(t *testing.T, tr *ha.Trace, kind ha.EventKind, host string) {

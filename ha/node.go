@@ -29,14 +29,6 @@ type NodeConfig struct {
 	// TraceEmits traces every tuple the node emits (EvEmit): verbose, for
 	// teaching and debugging.
 	TraceEmits bool
-	// ResumeRetry is how long a node waits for the answer to a resume
-	// request before it asks again (doubling each time); 0 means
-	// DefaultResumeRetry.
-	ResumeRetry time.Duration
-	// ElectionSettle is how long a node elected to take over waits for an
-	// answer to its probe before the failure detector's view decides
-	// (node_elect.go); 0 means DefaultElectionSettle.
-	ElectionSettle time.Duration
 }
 
 type inPort struct {
@@ -120,7 +112,6 @@ type Node struct {
 	// resume and gap repair per input port (node_repair.go)
 	rep           [2]portRepair
 	resumeArmed   bool
-	resumeRetry   time.Duration
 	resumeBackoff time.Duration
 	// the last replay this node sent: to whom, and up to which seq
 	lastReplayTo   string
@@ -130,7 +121,6 @@ type Node struct {
 	tailAt    uint64
 	// election (node_elect.go): a probe's start, and whether a message
 	// from outside the fragment arrived since
-	settle  time.Duration
 	probeAt time.Duration
 	probing bool
 	heard   bool
@@ -150,14 +140,6 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	n := &Node{
 		host: cfg.Host, frag: frag, topo: cfg.Topology, env: cfg.Env,
 		fencing: !cfg.NoFencing, traceEmits: cfg.TraceEmits, down: map[string]bool{},
-		resumeRetry: cfg.ResumeRetry,
-	}
-	if n.resumeRetry <= 0 {
-		n.resumeRetry = DefaultResumeRetry
-	}
-	n.settle = cfg.ElectionSettle
-	if n.settle <= 0 {
-		n.settle = DefaultElectionSettle
 	}
 	n.routes = make([]Route, len(cfg.Topology.Frags)+1)
 	for i, f := range cfg.Topology.Frags {
@@ -876,10 +858,8 @@ func (n *Node) onData(m *Message) {
 		}
 		n.resumeAnswered(p)
 	case TailType:
-		if in.seen && m.Seq > in.last && !n.rep[p].pending {
-			n.Trace(Event{Kind: EvRepair, Peer: m.From, Seq: in.last, N: int64(p),
-				Note: "the upstream sent more than arrived: asking it to resend"})
-			n.requestResume(p, true)
+		if in.seen && m.Seq > in.last {
+			n.askRepair(p, "the upstream sent more than arrived: asking it to resend")
 		}
 	case ReplayFromType:
 		switch {

@@ -47,7 +47,7 @@ func (n *Node) elect() {
 			n.probe()
 			return
 		}
-		if now-n.probeAt < n.settle {
+		if now-n.probeAt < ElectionSettle {
 			return
 		}
 		// No answer within the settle time, yet the detector still sees
@@ -69,17 +69,17 @@ func (n *Node) probe() {
 			n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType})
 		}
 	}
-	n.env.SetTimer(n.settle, electTimer)
+	n.env.SetTimer(ElectionSettle, electTimer)
 }
 
 // electTimer re-runs the election once the settle time of a probe is over.
 const electTimer = "ha.elect"
 
-// DefaultElectionSettle is how long a node elected to take over waits for
+// ElectionSettle is how long a node elected to take over waits for
 // an answer to its probe before the failure detector's view decides: a
 // node cut off from everybody declares every other host dead within
 // about one heartbeat.
-const DefaultElectionSettle = 100 * time.Millisecond
+const ElectionSettle = 100 * time.Millisecond
 
 // Connected reports whether the node sees a live host upstream and one
 // downstream of its fragment. A node that does not is cut off itself,
@@ -98,17 +98,6 @@ func (n *Node) Connected() bool {
 	}
 	alive := func(h string) bool { return !n.down[h] }
 	return slices.ContainsFunc(up, alive) && slices.ContainsFunc(down, alive)
-}
-
-// Elected returns the host that should take over the node's fragment
-// from its failed primary, from this node's view, or "" when the primary
-// is not declared dead, no host is left, or the strategy never takes over.
-func (n *Node) Elected() string {
-	s, ok := n.hooks.(Successor)
-	if !ok || n.frag < 0 || n.IsSink() || !n.down[n.routes[n.frag].Primary] {
-		return ""
-	}
-	return n.elected(s)
 }
 
 // Ring lists the hosts of the node's fragment in topology order, starting

@@ -11,7 +11,7 @@ import (
 //
 //   - A new primary's resume request goes to the upstream fragment's
 //     current primary, again whenever it learns a new route for that
-//     fragment, and again on a timer (resumeRetry, doubling up to
+//     fragment, and again on a timer (ResumeRetry, doubling up to
 //     maxResumeRetry) until a replay's end marker answers it — unless
 //     the port's position moved meanwhile (a long replay under way).
 //   - A receiver that sees a sequence gap on an input port holds the
@@ -28,11 +28,11 @@ import (
 // resumeTimer is the node's own timer that re-sends unanswered resume requests.
 const resumeTimer = "ha.resume"
 
-// Resume retry intervals: the first retry follows DefaultResumeRetry after
-// the request, each later one twice as late, at most maxResumeRetry.
+// Resume retry intervals: the first retry follows ResumeRetry after the
+// request, each later one twice as late, at most maxResumeRetry.
 const (
-	DefaultResumeRetry = 100 * time.Millisecond
-	maxResumeRetry     = 16 * DefaultResumeRetry
+	ResumeRetry    = 100 * time.Millisecond
+	maxResumeRetry = 16 * ResumeRetry
 )
 
 // maxHeldInput bounds the tuples a port holds beyond a gap. Tuples past it
@@ -144,8 +144,7 @@ func (n *Node) sendResume(p int) {
 	} else if n.IsPrimary() {
 		// The route first, on the same link: an upstream that missed our
 		// takeover would otherwise ignore the request.
-		r := n.routes[n.frag]
-		n.Send(up, &Message{Kind: KindRoute, Route: &r})
+		n.sendRoute(up, n.frag)
 	}
 	n.Send(up, &Message{Kind: KindResume, Type: typ, Stream: uint8(p), Seq: n.in[p].last})
 	n.rep[p].sentAt = n.in[p].last
@@ -158,7 +157,7 @@ func (n *Node) armResume() {
 	}
 	n.resumeArmed = true
 	if n.resumeBackoff == 0 {
-		n.resumeBackoff = n.resumeRetry
+		n.resumeBackoff = ResumeRetry
 	}
 	n.env.SetTimer(n.resumeBackoff, resumeTimer)
 }
@@ -222,11 +221,17 @@ func (n *Node) holdBeyondGap(p int, t *Tuple) {
 	} else {
 		rp.held = slices.Insert(rp.held, i, *t)
 	}
-	if !rp.pending {
-		n.Trace(Event{Kind: EvRepair, Peer: n.Upstream(p), Seq: n.in[p].last, N: int64(p),
-			Note: "sequence gap: asking the upstream to resend from the gap"})
-		n.requestResume(p, true)
+	n.askRepair(p, "sequence gap: asking the upstream to resend from the gap")
+}
+
+// askRepair asks port p's upstream to resend what follows the port's
+// position, unless a resume on the port is pending already.
+func (n *Node) askRepair(p int, why string) {
+	if n.rep[p].pending {
+		return
 	}
+	n.Trace(Event{Kind: EvRepair, Peer: n.Upstream(p), Seq: n.in[p].last, N: int64(p), Note: why})
+	n.requestResume(p, true)
 }
 
 // drainHeld accepts the held tuples of port p that are now in order.

@@ -72,6 +72,12 @@ func (n *Node) tellRoute(host string, frag int) {
 		return
 	}
 	n.toldStale[host] = r.Epoch
+	n.sendRoute(host, frag)
+}
+
+// sendRoute sends host this node's view of fragment frag's route.
+func (n *Node) sendRoute(host string, frag int) {
+	r := n.routes[frag]
 	n.Send(host, &Message{Kind: KindRoute, Route: &r})
 }
 
@@ -86,8 +92,7 @@ func (n *Node) answerRouteQuery(m *Message) {
 	if f < 0 || f >= len(n.topo.Frags) {
 		return
 	}
-	r := n.routes[f]
-	n.Send(m.From, &Message{Kind: KindRoute, Route: &r})
+	n.sendRoute(m.From, f)
 }
 
 // staleData reacts to data dropped as stale. Data from a newer epoch than
