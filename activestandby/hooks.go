@@ -202,7 +202,7 @@ const maxKeptDecisions = 1 << 16
 // keepDecisions keeps shipped decisions d for a secondary that lost some.
 func (h *hooks) keepDecisions(d []uint8) {
 	h.decLog = append(h.decLog, d...)
-	if over := len(h.decLog) - 2*maxKeptDecisions; over > 0 {
+	if len(h.decLog) > 2*maxKeptDecisions {
 		drop := len(h.decLog) - maxKeptDecisions
 		h.decLog = append([]uint8(nil), h.decLog[drop:]...)
 		h.decBase += uint64(drop)

@@ -1,6 +1,7 @@
 package ha
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -200,15 +201,7 @@ func (n *Node) resumeAnswered(p int) {
 // is filled, and asks the upstream to fill it.
 func (n *Node) holdBeyondGap(p int, t *Tuple) {
 	rp := &n.rep[p]
-	i, found := slices.BinarySearchFunc(rp.held, t.Seq, func(h Tuple, s uint64) int {
-		switch {
-		case h.Seq < s:
-			return -1
-		case h.Seq > s:
-			return 1
-		}
-		return 0
-	})
+	i, found := slices.BinarySearchFunc(rp.held, t.Seq, func(h Tuple, s uint64) int { return cmp.Compare(h.Seq, s) })
 	if found {
 		n.stats.Duplicates++
 		return
@@ -245,11 +238,8 @@ func (n *Node) drainHeld(p int) {
 		}
 		k++
 	}
-	if k > 0 {
-		rp.held = slices.Delete(rp.held, 0, k)
-		if len(rp.held) == 0 {
-			rp.held = nil
-		}
+	if rp.held = rp.held[k:]; len(rp.held) == 0 {
+		rp.held = nil
 	}
 }
 
