@@ -754,6 +754,12 @@ func (n *Node) PeerUp(host string) {
 	}
 	delete(n.down, host)
 	n.Trace(Event{Kind: EvAlive, Peer: host})
+	if n.frag >= 0 && !n.IsSink() && n.IsPrimary() {
+		// The host may have missed this fragment's routes while it was
+		// cut off (a secondary dropped meanwhile would otherwise take
+		// over later from its stale state, believing itself next in line).
+		n.sendRoute(host, n.frag)
+	}
 	n.resendSkipped(host)
 	n.hooks.PeerUp(host)
 	n.elect()
