@@ -279,3 +279,36 @@ func TestAHostSeenAliveAgainLearnsTheRoute(t *testing.T) {
 	}
 	assert.True(t, told)
 }
+
+// TestANewGapIsRepairedThoughTheLastRepairEndedSilently: a repair whose
+// replay filled the gap but whose end marker was lost stays pending; a
+// later gap at a new position is asked for at once, not after the retry
+// timer's next doubling.
+func TestANewGapIsRepairedThoughTheLastRepairEndedSilently(t *testing.T) {
+	env := &fakeEnv{}
+	b := newChainNode(t, "B", env)
+	data := func(seqs ...uint64) {
+		var ts []ha.Tuple
+		for _, s := range seqs {
+			ts = append(ts, ha.Tuple{Seq: s, Key: 1})
+		}
+		b.Deliver(&ha.Message{Kind: ha.KindData, From: "A", Frag: 0, Tuples: ts})
+	}
+	repairs := func() []uint64 {
+		var out []uint64
+		for _, s := range env.sent {
+			if s.to == "A" && s.m.Kind == ha.KindResume && s.m.Type == ha.ResumeRepairType {
+				out = append(out, s.m.Seq)
+			}
+		}
+		return out
+	}
+	data(1)
+	data(3)
+	require.Equal(t, []uint64{1}, repairs(), "the gap after 1 is asked for")
+	data(2) // the replay fills it; its end marker is lost
+	data(3, 4)
+	assert.Equal(t, []uint64{1}, repairs(), "no new gap: nothing more to ask")
+	data(6)
+	assert.Equal(t, []uint64{1, 4}, repairs(), "a gap at a new position is asked for at once")
+}
