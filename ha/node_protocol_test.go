@@ -261,23 +261,26 @@ func TestAReplayEndsTheHold(t *testing.T) {
 	assert.Equal(t, []uint64{1, 2}, env.dataTo("B.1"), "the held output follows the replay")
 }
 
-// TestAHostSeenAliveAgainLearnsTheRoute: a primary tells a host seen alive
-// again its route, which the host may have missed while it was cut off
-// (a secondary dropped meanwhile must not take over later from its stale
-// state, believing itself next in line).
-func TestAHostSeenAliveAgainLearnsTheRoute(t *testing.T) {
+// TestAHostSeesItsPrimaryAliveAgainAndAsksForTheRoute: a host that was
+// cut off from its fragment's primary asks it for the fragment's route
+// when it sees it alive again (it may have missed the routes of that
+// time: a secondary dropped meanwhile must not take over later from its
+// stale state, believing itself next in line).
+func TestAHostSeesItsPrimaryAliveAgainAndAsksForTheRoute(t *testing.T) {
 	env := &fakeEnv{}
-	b := newChainNode(t, "B", env)
-	b.PeerDown("B.1")
+	b1 := newChainNode(t, "B.1", env)
+	b1.PeerDown("A") // not its fragment's primary: nothing to ask later
+	b1.PeerUp("A")
+	b1.PeerDown("B")
 	env.sent = nil
-	b.PeerUp("B.1")
-	var told bool
+	b1.PeerUp("B")
+	var asked []string
 	for _, s := range env.sent {
-		if s.to == "B.1" && s.m.Kind == ha.KindRoute && s.m.Route != nil && s.m.Route.Primary == "B" {
-			told = true
+		if s.m.Kind == ha.KindRoute && s.m.Type == ha.RouteQueryType && s.m.Seq == 2 {
+			asked = append(asked, s.to)
 		}
 	}
-	assert.True(t, told)
+	assert.Equal(t, []string{"B"}, asked)
 }
 
 // TestANewGapIsRepairedThoughTheLastRepairEndedSilently: a repair whose
