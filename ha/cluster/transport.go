@@ -89,7 +89,7 @@ type Transport struct {
 
 	stop       chan struct{}
 	wg         sync.WaitGroup
-	handshakes chan struct{} // one token per connection before its hello
+	handshakes chan struct{}  // one token per connection before its hello
 	perAddr    map[string]int // connections in their handshake per source address (under mu)
 
 	sent, sentBytes, recv, dropped, faultDropped, rejected, pending, overflow atomic.Int64
