@@ -94,7 +94,7 @@ faults: [{at: 4.4s, for: 120ms, partition: [[B], [A, C, src, sink, B.1, B.2]]}]
 		yaml: hardChain + threeNodes + `network: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}
 faults: [{at: 4.4s, for: 600ms, partition: [[B], [A, C, src, sink, A.1, A.2, B.1, B.2, C.1, C.2]]}]
 `,
-		state: true,
+		state:   true,
 		trigger: func(t *testing.T, tr *ha.Trace) { requireTakeover(t, tr, "B.1") },
 	},
 	{
