@@ -269,7 +269,7 @@ func Marks(trace *ha.Trace) []classify.Mark {
 			marks = append(marks, classify.Mark{At: ms(e.T), Label: fmt.Sprintf("the takeover by %s (epoch %d)", e.Host, e.Epoch)})
 		case ha.EvReplayStart:
 			if e.N > 0 {
-				marks = append(marks, classify.Mark{At: ms(e.T), Label: fmt.Sprintf("the replay of %d tuples from upstream %s", e.N, e.Host)})
+				marks = append(marks, classify.Mark{At: ms(e.T), Label: fmt.Sprintf("the replay of %d tuples from %s to %s", e.N, e.Host, e.Peer)})
 			}
 		}
 	}
