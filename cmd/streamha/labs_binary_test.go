@@ -49,7 +49,7 @@ func TestEveryLabWorksFromTheBinaryAlone(t *testing.T) {
 				if args[0] == "lab" && args[1] == "check" {
 					checked = true
 					assert.Equal(t, exitFailure, code, "%s\n%s%s", m[1], out, errOut)
-					assert.Contains(t, out, "no answer given", "a blank answers file gets hints")
+					assert.Contains(t, out, "No answer given", "a blank answers file gets hints")
 					continue
 				}
 				assert.Equal(t, 0, code, "%s\n%s%s", m[1], out, errOut)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,6 +15,23 @@ func TestWhyCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	code, out, errOut := runCLI(t, "run", "--config", "../../why/testdata/gap.yaml", "--out", dir)
 	require.Equal(t, 0, code, out+errOut)
+	// Every anomaly is in the file result.json names.
+	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	require.NoError(t, err)
+	var res struct {
+		Runs []struct {
+			Anomalies string
+			Recovery  struct{ Wrong, Missing, Duplicates int }
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &res))
+	require.Len(t, res.Runs, 1)
+	assert.Equal(t, "anomalies-amnesia.jsonl", res.Runs[0].Anomalies)
+	lines, err := os.ReadFile(filepath.Join(dir, res.Runs[0].Anomalies))
+	require.NoError(t, err)
+	rec := res.Runs[0].Recovery
+	assert.Equal(t, rec.Wrong+rec.Missing+rec.Duplicates, strings.Count(string(lines), "\n"))
+	assert.Contains(t, string(lines), `{"id":"k00|w=3s","status":"wrong"`)
 	tests := []struct {
 		name string
 		args []string
