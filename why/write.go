@@ -13,20 +13,8 @@ const maxHopsShown = 12
 func (st *Story) Write(w io.Writer) {
 	fmt.Fprintf(w, "%s\n", st.Summary)
 
-	fmt.Fprintf(w, "\ndelivered (this run, %s):\n", st.Strategy)
-	if len(st.Delivered) == 0 {
-		fmt.Fprintln(w, "  never")
-	}
-	for _, d := range st.Delivered {
-		fmt.Fprintf(w, "  %s s  value %s  %d source tuples  seq %d  from %s  [%s]\n", seconds(d.TMs), fmtF(d.Value), d.Sources, d.Seq, orUnknown(d.From), d.Status)
-	}
-	fmt.Fprintln(w, "delivered (failure-free run):")
-	if len(st.Expected) == 0 {
-		fmt.Fprintln(w, "  never")
-	}
-	for _, d := range st.Expected {
-		fmt.Fprintf(w, "  %s s  value %s  %d source tuples  seq %d  from %s\n", seconds(d.TMs), fmtF(d.Value), d.Sources, d.Seq, orUnknown(d.From))
-	}
+	writeDeliveries(w, "\ndelivered (this run, "+st.Strategy+")", st.Delivered, true)
+	writeDeliveries(w, "delivered (failure-free run)", st.Expected, false)
 
 	fmt.Fprintln(w, "\nlineage (source tuples reflected):")
 	writeLineage(w, "this run", st.Lineage)
@@ -60,6 +48,20 @@ func (st *Story) Write(w io.Writer) {
 			parts = append(parts, fmt.Sprintf("%s %s %d", c.Host, c.Name, c.Value))
 		}
 		fmt.Fprintf(w, "\nfilter counters at the end of the run (stats events): %s\n", strings.Join(parts, ", "))
+	}
+}
+
+func writeDeliveries(w io.Writer, title string, ds []Delivery, status bool) {
+	fmt.Fprintf(w, "%s:\n", title)
+	if len(ds) == 0 {
+		fmt.Fprintln(w, "  never")
+	}
+	for _, d := range ds {
+		fmt.Fprintf(w, "  %s s  value %s  %d source tuples  seq %d  from %s", seconds(d.TMs), fmtF(d.Value), d.Sources, d.Seq, orUnknown(d.From))
+		if status {
+			fmt.Fprintf(w, "  [%s]", d.Status)
+		}
+		fmt.Fprintln(w)
 	}
 }
 
