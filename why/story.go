@@ -273,7 +273,7 @@ func (r *Run) Story(id string) (*Story, error) {
 		}
 	}
 	if len(obsIdx) == 0 && len(refIdx) == 0 {
-		return nil, fmt.Errorf("%w: no output %q in either run of %s (ids look like k03|w=3s, k06#885 or s0:3098; 'streamha why --first-wrong' or --missing starts from the first anomaly)", ErrUsage, id, r.Strategy)
+		return nil, fmt.Errorf("%w: no output %q in either run of %s (ids look like k03|w=9s, k02#120 or s0:42; 'streamha why --first-wrong' or --missing starts from the first anomaly)", ErrUsage, id, r.Strategy)
 	}
 	frags := map[string]bool{}
 	for _, f := range r.pipeline {
