@@ -27,6 +27,9 @@ type scan struct {
 	frag   map[string][]emitted // every emit by fragment, in order (fates)
 }
 
+// scanTrace collects the emits of id (and of the step before it, for a
+// running aggregate), the source tuples by lineage hash, the single-source
+// inputs of each fragment, and every emit of the fragments in wantFrags.
 func scanTrace(tr *ha.Trace, id string, wantFrags map[string]bool) *scan {
 	s := &scan{sources: map[uint64]emitted{}, single: map[string]map[uint32][]emitted{}, frag: map[string][]emitted{}}
 	seen := map[string]map[uint64]bool{}
