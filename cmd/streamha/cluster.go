@@ -31,6 +31,7 @@ type clusterFlags struct {
 	seed                                                int64
 	duration, startup                                   time.Duration
 	json, noBaseline, ffOverhead, quiet, force          bool
+	netns                                               bool
 	chaos, chaosWindow                                  time.Duration
 	chaosKinds                                          []string
 	spares, overheadRounds                              int
@@ -76,6 +77,8 @@ func newClusterCmd() *cobra.Command {
 	fl.DurationVar(&f.chaosWindow, "chaos-window", 0, "recovery window between chaos faults (default by --profile: tuned 2.5s, steady 4s, local/lan 10s)")
 	fl.IntVar(&f.spares, "spares", -1, "spare hosts per fragment (default: the experiment's; --chaos raises it to at least 3)")
 	fl.StringVar(&f.cpuProfileDir, "cpuprofile-dir", "", "every node writes a Go CPU profile of its run to DIR/<run>/<host>.cpu.pprof (node --cpuprofile; read with 'go tool pprof')")
+	fl.BoolVar(&f.netns, "netns", false, "every host in its own Linux network namespace on a bridge, partitions cut in the network\n"+
+		"(Linux, root; docs/cluster.md, Network namespaces)")
 	fl.StringVar(&f.collect, "collect", "", "launch nothing: compute the result of one strategy from node traces (<host>.trace.jsonl) gathered in this directory (multi-host runs)")
 	return c
 }
@@ -135,6 +138,14 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	case f.overheadRounds > 1:
 		f.ffOverhead = true
 	}
+	if f.netns {
+		if f.collect != "" {
+			return usage("--netns: --collect launches no runs")
+		}
+		if err := cluster.NetnsSupported(); err != nil {
+			return usageErr{err}
+		}
+	}
 	if f.collect != "" {
 		if len(names) != 1 {
 			return usage("--collect: name exactly one --strategy (the one the nodes ran)")
@@ -182,6 +193,7 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 		Experiment: e, Strategies: names, Exe: exe, Args: []string{"node"}, Out: dir,
 		Secret: secret, Profile: f.profile, Startup: f.startup, Baseline: !f.noBaseline,
 		FailureFreeOverhead: f.ffOverhead, OverheadRounds: f.overheadRounds, Chaos: chaos, Log: lg, CPUProfileDir: f.cpuProfileDir,
+		Netns: f.netns,
 	})
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%w: every node process was stopped; the partial traces are kept in %s", errInterrupted, dir)
@@ -290,6 +302,9 @@ func clusterCommand(f clusterFlags, e *sim.Experiment) string {
 	}
 	if f.profile != cluster.ProfileTuned {
 		parts = append(parts, "--profile", f.profile)
+	}
+	if f.netns {
+		parts = append(parts, "--netns")
 	}
 	switch {
 	case f.noBaseline:
