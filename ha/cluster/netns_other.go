@@ -19,6 +19,6 @@ type netnsNet struct {
 func openNetns([]string, float64, *log.Logger) (*netnsNet, error) { return nil, ErrNetnsUnsupported }
 
 func (n *netnsNet) command(host, exe string, args []string) (string, []string) { return exe, args }
-func (n *netnsNet) cut(int, [][]string) error                                   { return ErrNetnsUnsupported }
-func (n *netnsNet) heal(int) error                                              { return ErrNetnsUnsupported }
-func (n *netnsNet) close() error                                                { return nil }
+func (n *netnsNet) cut(int, [][]string) error                                  { return ErrNetnsUnsupported }
+func (n *netnsNet) heal(int) error                                             { return ErrNetnsUnsupported }
+func (n *netnsNet) close() error                                               { return nil }
