@@ -437,7 +437,7 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 	}
 	readyBy := time.Now().Add(startup)
 	if l.cfg.Netns {
-		closeNet, err := l.openNet(hosts)
+		closeNet, err := l.openNet(hosts, dir)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,12 +20,25 @@ const NetnsNote = " With --netns every host ran in its own Linux network namespa
 	"direct and indirect probes fail as on real machines), the experiment's bandwidth limited every host's egress through tbf; " +
 	"each fault's injection layer is given after it in faults."
 
-// openNet creates the run's network namespaces for hosts and returns the
-// function that removes them (and kills whatever still runs in them).
-func (l *launcher) openNet(hosts []string) (func(), error) {
+// NetnsFile is the description of a --netns run's network in its
+// directory: run id, subnet, bridge, namespaces, links and every host's
+// address.
+func NetnsFile(dir string) string { return filepath.Join(dir, "netns.json") }
+
+// openNet creates the run's network namespaces for hosts, describes them
+// in dir, and returns the function that removes them (and kills whatever
+// still runs in them).
+func (l *launcher) openNet(hosts []string, dir string) (func(), error) {
 	n, err := openNetns(hosts, float64(l.exp.Network.Bandwidth), l.cfg.Log)
 	if err != nil {
 		return nil, err
+	}
+	b, _ := json.MarshalIndent(n.layout.state(0, 0), "", "  ")
+	if err := os.WriteFile(NetnsFile(dir), b, 0o644); err != nil {
+		if cerr := n.close(); cerr != nil {
+			l.cfg.Log.Printf("netns: %v", cerr)
+		}
+		return nil, fmt.Errorf("netns: %w", err)
 	}
 	l.net, l.netem = n, n.netem
 	return func() {

@@ -210,14 +210,17 @@ type netnsState struct {
 	Bridge     string   `json:"bridge"`
 	Namespaces []string `json:"namespaces"`
 	Links      []string `json:"links"`
+	// Addrs maps every host to its address.
+	Addrs map[string]string `json:"addrs,omitempty"`
 }
 
 // state is the layout's state file content.
 func (n netnsLayout) state(pid int, start uint64) netnsState {
-	s := netnsState{ID: n.ID, PID: pid, PIDStart: start, Subnet: n.Subnet.String(), Bridge: n.Bridge()}
+	s := netnsState{ID: n.ID, PID: pid, PIDStart: start, Subnet: n.Subnet.String(), Bridge: n.Bridge(), Addrs: map[string]string{}}
 	for i, h := range n.Hosts {
 		s.Namespaces = append(s.Namespaces, n.Namespace(h))
 		s.Links = append(s.Links, n.Veth(i))
+		s.Addrs[h] = n.Addr(i).String()
 	}
 	return s
 }
