@@ -1030,9 +1030,10 @@ func ReadTraceTolerant(path string) ([]ha.Event, error) {
 
 // Collect computes the result of a run whose nodes were started by hand
 // (multi-host: docker compose, Kubernetes) from the node traces gathered
-// into dir (<host>.trace.jsonl). Faults injected by hand are not in the
-// traces, so detection and recovery times are left out unless a fault
-// event is present; the recovery type and counts are computed as usual.
+// into dir (<host>.trace.jsonl), with the faults `streamha cluster` traced
+// into FaultTraceFile(dir) when it is there. Faults injected by hand are in
+// no trace, so detection and recovery times are then left out; the
+// recovery type and counts are computed as usual.
 func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
 	st, err := strategies.Build(strategy, e.ParamsFor(strategy))
 	if err != nil {

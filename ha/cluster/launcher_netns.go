@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
@@ -75,11 +76,17 @@ func (l *launcher) netPartition(i int, f sim.Fault, record func(ha.Event)) []act
 	return []action{
 		{at: f.At, what: what, do: func() error {
 			record(ha.Event{Kind: ha.EvPartition, Note: fmt.Sprint(f.Groups)})
-			return n.cut(i, f.Groups)
+			t0 := time.Now()
+			err := n.cut(i, f.Groups)
+			l.cfg.Log.Printf("netns: partition %v cut in %s", f.Groups, time.Since(t0).Round(time.Millisecond))
+			return err
 		}},
 		{at: f.At + f.For, what: "end of " + what, do: func() error {
 			record(ha.Event{Kind: ha.EvHeal, Note: fmt.Sprint(f.Groups)})
-			return n.heal(i)
+			t0 := time.Now()
+			err := n.heal(i)
+			l.cfg.Log.Printf("netns: partition %v healed in %s", f.Groups, time.Since(t0).Round(time.Millisecond))
+			return err
 		}},
 	}
 }

@@ -115,6 +115,17 @@ func TestNetnsClusterEndToEnd(t *testing.T) {
 			assert.Equal(t, addr+":7946", rd.Gossip, "%s gossips at its own address", h)
 		}
 		requireNetnsGone(t, cmp.Runs[i].Dir)
+		// --collect finds the coordinator's trace of the SIGKILL in the run's
+		// directory and measures from it as the launcher did.
+		e, err := sim.Parse([]byte(e2eYAML), "test")
+		require.NoError(t, err)
+		col, err := Collect(e, run.Strategy, cmp.Runs[i].Dir)
+		require.NoError(t, err)
+		crec := col.Result.Runs[0].Recovery
+		assert.Equal(t, rec.Type, crec.Type, "%s: --collect classifies as the launcher did", run.Strategy)
+		require.NotNil(t, crec.DetectionMs, "%s: --collect measures the detection", run.Strategy)
+		assert.InDelta(t, *rec.DetectionMs, *crec.DetectionMs, 1e-6)
+		assert.Contains(t, col.Result.Note, "coordinator's trace")
 		if t.Failed() {
 			logTraceSummary(t, run.Strategy, cmp.Runs[i].Trace)
 		}
