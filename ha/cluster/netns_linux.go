@@ -84,12 +84,6 @@ type netnsNet struct {
 // its egress to it. It first removes what runs whose coordinator died
 // left behind. On error nothing of the run is left.
 func openNetns(hosts []string, bandwidth float64, lg *log.Logger) (_ *netnsNet, err error) {
-	if err := NetnsSupported(); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(netnsStateDir, 0o755); err != nil {
-		return nil, fmt.Errorf("netns: state directory: %w", err)
-	}
 	unlock, err := lockNetnsState()
 	if err != nil {
 		return nil, err
@@ -364,12 +358,6 @@ func netnsNames() ([]string, error) {
 // a run that has no live state file. It returns what it removed. Every
 // `streamha cluster --netns` does this before it creates its own network.
 func SweepStaleNetns() ([]string, error) {
-	if err := NetnsSupported(); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(netnsStateDir, 0o755); err != nil {
-		return nil, fmt.Errorf("netns: state directory: %w", err)
-	}
 	unlock, err := lockNetnsState()
 	if err != nil {
 		return nil, err
@@ -428,8 +416,15 @@ func sweepStaleNetnsLocked() ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-// lockNetnsState takes the machine-wide lock of the state directory.
+// lockNetnsState checks that namespaces can be made here and takes the
+// machine-wide lock of the state directory.
 func lockNetnsState() (func(), error) {
+	if err := NetnsSupported(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(netnsStateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("netns: state directory: %w", err)
+	}
 	f, err := os.OpenFile(filepath.Join(netnsStateDir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("netns: lock: %w", err)
