@@ -269,3 +269,90 @@ func TestNetnsCleanupAfterCoordinatorKilled(t *testing.T) {
 		assert.True(t, processGone(pid), "node pid %d is gone", pid)
 	}
 }
+
+// TestNetnsRulesAndBandwidth builds a network without processes: every
+// host's egress is limited by tbf at the experiment's bandwidth, a cut
+// installs one drop rule per receiving host and sending peer, looked up
+// before the local table, and the heal removes exactly those.
+func TestNetnsRulesAndBandwidth(t *testing.T) {
+	requireNetns(t)
+	n, err := openNetns([]string{"src", "A", "B", "sink"}, 1e8, log.New(testWriter{t}, "", 0))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, n.close()) }()
+	rules := func(host string) string {
+		out, err := runIP("ip", "", "-n", n.layout.Namespace(host), "rule", "show")
+		require.NoError(t, err)
+		return out
+	}
+	qdisc, err := runIP("tc", "", "-n", n.layout.Namespace("A"), "qdisc", "show", "dev", "eth0")
+	require.NoError(t, err)
+	assert.Contains(t, qdisc, "tbf")
+	assert.Contains(t, qdisc, "rate 100Mbit")
+	assert.Contains(t, rules("A"), "30000:\tfrom all lookup local")
+	assert.NotRegexp(t, `(?m)^0:\s+from all lookup local`, rules("A"), "the partition rules come before the local table")
+
+	require.NoError(t, n.cut(3, [][]string{{"B"}, {"src", "A", "sink"}}))
+	a, _ := n.layout.HostAddr("A")
+	b, _ := n.layout.HostAddr("B")
+	assert.Contains(t, rules("B"), "1003:\tfrom "+a.String()+" blackhole")
+	assert.Contains(t, rules("A"), "1003:\tfrom "+b.String()+" blackhole")
+	assert.Equal(t, 3, strings.Count(rules("B"), "blackhole"), "B drops what the three others send")
+	assert.Equal(t, 1, strings.Count(rules("sink"), "blackhole"), "the sink drops only what B sends")
+
+	require.NoError(t, n.cut(4, [][]string{{"A"}, {"sink"}}))
+	require.NoError(t, n.heal(3))
+	assert.NotContains(t, rules("B"), "blackhole")
+	assert.Equal(t, 1, strings.Count(rules("A"), "blackhole"), "the other partition stays")
+	require.NoError(t, n.heal(4))
+	for _, h := range []string{"src", "A", "B", "sink"} {
+		assert.NotContains(t, rules(h), "blackhole", h)
+	}
+}
+
+// TestNetnsCleanupOnCancel stops a --netns launch once its nodes are
+// ready, as Ctrl-C does: the launch returns context.Canceled and leaves
+// no process, namespace, link or bridge.
+func TestNetnsCleanupOnCancel(t *testing.T) {
+	requireNetns(t)
+	e, err := sim.Parse([]byte(`name: netns-cancel
+seed: 1
+duration: 60s
+drain: 1s
+source: {rate: 100, keys: 2}
+nodes:
+  - {name: A, ops: [{map: {scale: 2}}]}
+spares: 1
+`), "test")
+	require.NoError(t, err)
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Launch(ctx, LaunchConfig{
+			Experiment: e, Strategies: []string{"amnesia"}, Exe: os.Args[0], Env: []string{nodeEnv + "=1"},
+			Out: out, Profile: ProfileSteady, Netns: true, Log: log.New(testWriter{t}, "", 0),
+		})
+		done <- err
+	}()
+	run := filepath.Join(out, "amnesia")
+	var ready []string
+	for len(ready) < 4 {
+		select {
+		case err := <-done:
+			t.Fatalf("the launch ended before its nodes were ready: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		ready, _ = filepath.Glob(filepath.Join(run, "*.ready.json"))
+	}
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	requireNetnsGone(t, run)
+	for _, f := range ready {
+		var rd Ready
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(b, &rd))
+		assert.True(t, processGone(rd.PID), "node %s (pid %d) is gone", rd.Host, rd.PID)
+	}
+}
