@@ -75,6 +75,9 @@ type netnsNet struct {
 
 	mu    sync.Mutex
 	rules map[int][]dropRule // fault index → the drops it installed
+	// socks are the namespaces' rule sockets, by host (set up before the
+	// run starts, read-only after).
+	socks map[string]*ruleSocket
 }
 
 // openNetns creates the network of one run: a bridge with the
@@ -108,7 +111,7 @@ func openNetns(hosts []string, bandwidth float64, lg *log.Logger) (_ *netnsNet, 
 	}
 	n := &netnsNet{
 		layout: netnsLayout{ID: newRunID(), Subnet: subnet, Hosts: slices.Clone(hosts)},
-		log:    lg, rules: map[int][]dropRule{},
+		log:    lg, rules: map[int][]dropRule{}, socks: map[string]*ruleSocket{},
 	}
 	n.statePath = filepath.Join(netnsStateDir, n.layout.ID+".json")
 	st := n.layout.state(os.Getpid(), procStart(os.Getpid()))
@@ -149,6 +152,13 @@ func openNetns(hosts []string, bandwidth float64, lg *log.Logger) (_ *netnsNet, 
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	for _, h := range l.Hosts {
+		s, err := openRuleSocket(l.Namespace(h))
+		if err != nil {
+			return nil, err
+		}
+		n.socks[h] = s
 	}
 	n.netem = n.probeNetem()
 	lg.Printf("netns: run %s: %d hosts on %s (bridge %s, coordinator %s)", l.ID, len(l.Hosts), l.Subnet, l.Bridge(), l.CoordinatorAddr())
@@ -216,32 +226,30 @@ func (n *netnsNet) heal(id int) error {
 	return n.applyDrops(id, drops, "del")
 }
 
-// applyDrops adds or deletes drop rules, one ip batch per namespace, all
-// namespaces at once.
+// applyDrops adds or deletes drop rules through the namespaces' rule
+// sockets, every namespace at once.
 func (n *netnsNet) applyDrops(id int, drops []dropRule, op string) error {
-	byHost := map[string]*strings.Builder{}
+	byHost := map[string][]dropRule{}
 	for _, d := range drops {
-		from, _ := n.layout.HostAddr(d.From)
-		b := byHost[d.Host]
-		if b == nil {
-			b = &strings.Builder{}
-			byHost[d.Host] = b
-		}
-		fmt.Fprintf(b, "rule %s pref %d from %s blackhole\n", op, netnsRulePref+id%20000, from)
+		byHost[d.Host] = append(byHost[d.Host], d)
 	}
+	pref := uint32(netnsRulePref + id%20000)
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		errs []error
 	)
-	for h, b := range byHost {
+	for h, ds := range byHost {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := runIP("ip", b.String(), "-n", n.layout.Namespace(h), "-batch", "-"); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("partition rules of %s: %w", h, err))
-				mu.Unlock()
+			for _, d := range ds {
+				from, _ := n.layout.HostAddr(d.From)
+				if err := n.socks[h].blackhole(op == "add", pref, from); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("partition rule %s of %s: from %s (%s): %w", op, h, d.From, from, err))
+					mu.Unlock()
+				}
 			}
 		}()
 	}
@@ -252,6 +260,9 @@ func (n *netnsNet) applyDrops(id int, drops []dropRule, op string) error {
 // close kills whatever still runs in the run's namespaces and removes
 // them, the links, the bridge and the state file.
 func (n *netnsNet) close() error {
+	for _, s := range n.socks {
+		_ = s.close()
+	}
 	var st netnsState
 	if b, err := os.ReadFile(n.statePath); err == nil {
 		_ = json.Unmarshal(b, &st)
