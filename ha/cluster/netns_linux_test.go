@@ -134,8 +134,9 @@ func TestNetnsClusterEndToEnd(t *testing.T) {
 
 // TestNetnsPartitionDetectedByMemberlist cuts B off from every other host
 // in the network for longer than the detector needs: memberlist on the
-// other side declares B dead, and B declares them dead, with no fault
-// rule in any node's transport.
+// other side declares B dead, and B declares them dead, with no node's
+// transport dropping anything. A short delay before it is the transport
+// layer's, labelled as such.
 func TestNetnsPartitionDetectedByMemberlist(t *testing.T) {
 	requireNetns(t)
 	const yml = `name: netns-partition
@@ -149,10 +150,13 @@ nodes:
 spares: 1
 faults:
   - {at: 1500ms, partition: [[B], [src, A, A.1, B.1, sink]], for: 3500ms}
+  - {at: 500ms, delay: {from: A, to: B, extra: 2ms}, for: 500ms}
 `
 	cmp := launchTest(t, yml, []string{"amnesia"}, "", withNetns)
 	run := cmp.Result.Runs[0]
+	require.Len(t, cmp.Result.Faults, 2)
 	assert.Contains(t, cmp.Result.Faults[0], "[network: ")
+	assert.Contains(t, cmp.Result.Faults[1], "[transport layer", "without netem a delay falls back to the transport, and says so")
 	assert.Zero(t, run.Extra["fault_dropped"], "no node's transport dropped anything for a fault")
 	var cut, heal time.Duration = -1, -1
 	var othersSawB, bSawOthers bool
