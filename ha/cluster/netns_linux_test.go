@@ -56,6 +56,21 @@ func requireNetnsGone(t *testing.T, dir string) {
 	assert.NoFileExists(t, filepath.Join(netnsStateDir, st.ID+".json"))
 }
 
+// readyFiles reads the ready files of a run's directory.
+func readyFiles(t *testing.T, dir string) []Ready {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.ready.json"))
+	out := make([]Ready, 0, len(files))
+	for _, f := range files {
+		var rd Ready
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(b, &rd))
+		out = append(out, rd)
+	}
+	return out
+}
+
 // processGone reports whether pid has exited (a zombie not yet reaped by
 // init counts as gone).
 func processGone(pid int) bool {
@@ -107,12 +122,10 @@ func TestNetnsClusterEndToEnd(t *testing.T) {
 		b, err := os.ReadFile(NetnsFile(cmp.Runs[i].Dir))
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(b, &st))
-		for h, addr := range st.Addrs {
-			var rd Ready
-			b, err := os.ReadFile(ReadyFile(cmp.Runs[i].Dir, h))
-			require.NoError(t, err)
-			require.NoError(t, json.Unmarshal(b, &rd))
-			assert.Equal(t, addr+":7946", rd.Gossip, "%s gossips at its own address", h)
+		ready := readyFiles(t, cmp.Runs[i].Dir)
+		require.Len(t, ready, len(st.Addrs))
+		for _, rd := range ready {
+			assert.Equal(t, st.Addrs[rd.Host]+":7946", rd.Gossip, "%s gossips at its own address", rd.Host)
 		}
 		requireNetnsGone(t, cmp.Runs[i].Dir)
 		// --collect finds the coordinator's trace of the SIGKILL in the run's
@@ -187,8 +200,9 @@ faults:
 // TestMain), for TestNetnsCleanupAfterCoordinatorKilled to kill.
 const netnsCoordEnv = "STREAMHA_NETNS_TEST_COORDINATOR"
 
-func netnsCoordinatorMain(out string) int {
-	e, err := sim.Parse([]byte(`name: netns-kill
+// netnsLongYAML runs long enough (60 s) to be stopped midway: 4 hosts
+// under amnesia (src, A, A.1, sink).
+const netnsLongYAML = `name: netns-long
 seed: 1
 duration: 60s
 drain: 1s
@@ -196,7 +210,10 @@ source: {rate: 100, keys: 2}
 nodes:
   - {name: A, ops: [{map: {scale: 2}}]}
 spares: 1
-`), "test")
+`
+
+func netnsCoordinatorMain(out string) int {
+	e, err := sim.Parse([]byte(netnsLongYAML), "test")
 	if err != nil {
 		log.Print(err)
 		return 1
@@ -247,15 +264,7 @@ func TestNetnsCleanupAfterCoordinatorKilled(t *testing.T) {
 	b, err := os.ReadFile(NetnsFile(run))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &st))
-	var pids []int
-	ready, _ := filepath.Glob(filepath.Join(run, "*.ready.json"))
-	for _, f := range ready {
-		var rd Ready
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		require.NoError(t, json.Unmarshal(b, &rd))
-		pids = append(pids, rd.PID)
-	}
+	ready := readyFiles(t, run)
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	<-done
@@ -269,8 +278,8 @@ func TestNetnsCleanupAfterCoordinatorKilled(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, removed, "run "+st.ID)
 	requireNetnsGone(t, run)
-	for _, pid := range pids {
-		assert.True(t, processGone(pid), "node pid %d is gone", pid)
+	for _, rd := range ready {
+		assert.True(t, processGone(rd.PID), "node %s (pid %d) is gone", rd.Host, rd.PID)
 	}
 }
 
@@ -318,15 +327,7 @@ func TestNetnsRulesAndBandwidth(t *testing.T) {
 // no process, namespace, link or bridge.
 func TestNetnsCleanupOnCancel(t *testing.T) {
 	requireNetns(t)
-	e, err := sim.Parse([]byte(`name: netns-cancel
-seed: 1
-duration: 60s
-drain: 1s
-source: {rate: 100, keys: 2}
-nodes:
-  - {name: A, ops: [{map: {scale: 2}}]}
-spares: 1
-`), "test")
+	e, err := sim.Parse([]byte(netnsLongYAML), "test")
 	require.NoError(t, err)
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -352,11 +353,7 @@ spares: 1
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	requireNetnsGone(t, run)
-	for _, f := range ready {
-		var rd Ready
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		require.NoError(t, json.Unmarshal(b, &rd))
+	for _, rd := range readyFiles(t, run) {
 		assert.True(t, processGone(rd.PID), "node %s (pid %d) is gone", rd.Host, rd.PID)
 	}
 }
