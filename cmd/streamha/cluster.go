@@ -46,9 +46,12 @@ func newClusterCmd() *cobra.Command {
 			"fault schedule injected for real (crash = SIGKILL, pause = SIGSTOP/SIGCONT, partition, delay and\n" +
 			"loss through each node's transport fault layer), collects the traces, classifies the recovery\n" +
 			"against the simulator's failure-free run of the same input, prints the same table as 'run' and\n" +
-			"writes result.json (mode \"cluster\") and the traces into --out. Real timing is not reproducible.",
+			"writes result.json (mode \"cluster\") and the traces into --out. Real timing is not reproducible.\n" +
+			"With --netns (Linux, root) every host runs in its own network namespace with its own address and\n" +
+			"partitions are cut in the network.",
 		Example: "  streamha cluster\n  streamha cluster --strategy amnesia,passive-standby --duration 6s\n" +
 			"  streamha cluster --strategy active-standby,passive-standby --chaos 60s\n" +
+			"  sudo streamha cluster --netns --strategy amnesia,active-standby\n" +
 			"  STREAMHA_SECRET=$(head -c 24 /dev/urandom | base64) streamha cluster --strategy amnesia",
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCluster(cmd, f) },
 	}
