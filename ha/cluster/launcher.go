@@ -1072,7 +1072,7 @@ func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
 	res := &metrics.Result{
 		Seed: e.Seed, Experiment: e.Name, Mode: "cluster", QueryClass: e.QueryClass().String(),
 		Faults: e.FaultDescriptions(), Config: string(cfgText),
-		Note: Note + collectNote(found, dir, len(faults)),
+		Note: collectNote(found, dir, len(faults)),
 	}
 	run := metrics.Run{
 		Strategy: strategy, Params: p.Values(),

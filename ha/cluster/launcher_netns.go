@@ -93,7 +93,7 @@ func (l *launcher) netPartition(i int, f sim.Fault, record func(ha.Event)) []act
 
 // labelNetns says in res how --netns injected each fault.
 func (l *launcher) labelNetns(res *metrics.Result) {
-	res.Note = strings.Replace(res.Note, "real OS processes on loopback", "real OS processes in network namespaces", 1) + NetnsNote
+	res.Note = netnsNote(res.Note)
 	if l.cfg.Chaos != nil {
 		for i := range res.Faults {
 			res.Faults[i] += " [kills and pauses by signal; partitions " + netnsFaultLabel("partition", l.netem) + "]"
@@ -146,10 +146,21 @@ func readFaultTrace(dir string) ([]ha.Event, error) {
 	return ReadTraceTolerant(FaultTraceFile(dir))
 }
 
-// collectNote says where Collect's fault events came from.
+// collectNote is the note of a collected result: where its fault events
+// came from, and whether the run was a --netns one (its directory has
+// NetnsFile).
 func collectNote(found int, dir string, faults int) string {
-	if faults > 0 {
-		return fmt.Sprintf(" Collected from %d node traces in %s and the coordinator's trace of the %d fault events it injected.", found, dir, faults)
+	note := Note
+	if _, err := os.Stat(NetnsFile(dir)); err == nil {
+		note = netnsNote(note)
 	}
-	return fmt.Sprintf(" Collected from %d node traces in %s; faults were injected by hand (no %s).", found, dir, strings.TrimPrefix(FaultTraceFile(""), "/"))
+	if faults > 0 {
+		return note + fmt.Sprintf(" Collected from %d node traces in %s and the coordinator's trace of the %d fault events it injected.", found, dir, faults)
+	}
+	return note + fmt.Sprintf(" Collected from %d node traces in %s; faults were injected by hand (no %s).", found, dir, filepath.Base(FaultTraceFile(dir)))
+}
+
+// netnsNote turns a cluster note into that of a --netns run.
+func netnsNote(note string) string {
+	return strings.Replace(note, "real OS processes on loopback", "real OS processes in network namespaces", 1) + NetnsNote
 }
