@@ -143,7 +143,11 @@ func (t *table) html(b *bytes.Buffer) {
 			if i > 0 && (c.isN || c.null) {
 				cls = ` class="n"`
 			}
-			b.WriteString("<td" + cls + ">" + html.EscapeString(c.text) + "</td>")
+			swatch := ""
+			if i < len(t.keys) && t.keys[i] == "strategy" || i < len(t.head) && t.head[i] == "strategy" {
+				swatch = strategySwatch(c.text)
+			}
+			b.WriteString("<td" + cls + ">" + swatch + html.EscapeString(c.text) + "</td>")
 		}
 		b.WriteString("</tr>\n")
 	}
@@ -284,7 +288,8 @@ const htmlStyle = `body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica
 h1{font-size:1.6em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid #ccc;padding:.25em .5em}th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
 pre{background:#f6f6f6;padding:.8em;overflow-x:auto}code{background:#f6f6f6}
-figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{font-style:italic;color:#555}.note{color:#a33}`
+figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{font-style:italic;color:#555}.note{color:#a33}
+.sw{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border-radius:2px;vertical-align:-.05em}`
 
 // html renders the document as one self-contained page: inline CSS,
 // inline SVG figures, no scripts, links or external assets.
