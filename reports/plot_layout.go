@@ -143,12 +143,18 @@ func roundAxes(p *plot.Plot) {
 	}
 }
 
+// StrategyHex is a strategy's colour in every figure, as "#RRGGBB" (for
+// the pages that name strategies: the reports' tables, streamha serve).
+func StrategyHex(strategy string) string {
+	r, g, b, _ := plotutil.Color(StrategyColor(strategy)).RGBA()
+	return fmt.Sprintf("#%02X%02X%02X", r>>8, g>>8, b>>8)
+}
+
 // strategySwatch is a small square in a strategy's figure colour, put
 // before its name in the report's tables.
 func strategySwatch(strategy string) string {
 	if strategy == "" {
 		return ""
 	}
-	r, g, b, _ := plotutil.Color(StrategyColor(strategy)).RGBA()
-	return fmt.Sprintf(`<span class="sw" style="background:#%02X%02X%02X"></span>`, r>>8, g>>8, b>>8)
+	return `<span class="sw" style="background:` + StrategyHex(strategy) + `"></span>`
 }
