@@ -300,7 +300,11 @@ func (d *document) html() []byte {
 	for _, bl := range d.blocks {
 		switch bl.kind {
 		case bHeading:
-			fmt.Fprintf(&b, "<h%d>%s</h%d>\n", bl.level, html.EscapeString(bl.text), bl.level)
+			id := "" // sections can be linked to: report.html#figures
+			if bl.level == 2 {
+				id = ` id="` + anchor(bl.text) + `"`
+			}
+			fmt.Fprintf(&b, "<h%d%s>%s</h%d>\n", bl.level, id, html.EscapeString(bl.text), bl.level)
 		case bPara:
 			b.WriteString("<p>" + inlineCode(bl.text) + "</p>\n")
 		case bCode:
@@ -323,6 +327,21 @@ func (d *document) html() []byte {
 	}
 	b.WriteString("</body>\n</html>\n")
 	return b.Bytes()
+}
+
+// anchor is the id of a section heading: "Model vs simulation" →
+// "model-vs-simulation".
+func anchor(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == ' ' || r == '-':
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
 }
 
 var backticks = regexp.MustCompile("`([^`]*)`")
