@@ -146,6 +146,7 @@ func (t *table) html(b *bytes.Buffer) {
 			swatch := ""
 			if i < len(t.keys) && t.keys[i] == "strategy" || i < len(t.head) && t.head[i] == "strategy" {
 				swatch = strategySwatch(c.text)
+				cls = ` class="s"` // the swatch stays beside the name
 			}
 			b.WriteString("<td" + cls + ">" + swatch + html.EscapeString(c.text) + "</td>")
 		}
@@ -286,7 +287,7 @@ func inlineSVG(svg []byte) string {
 
 const htmlStyle = `body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 h1{font-size:1.6em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid #ccc;padding:.25em .5em}th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;margin:1em 0;font-size:.8em;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid #ccc;padding:.2em .35em}th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}td:first-child,td.s{white-space:nowrap}
 pre{background:#f6f6f6;padding:.8em;overflow-x:auto}code{background:#f6f6f6}
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{font-style:italic;color:#555}.note{color:#a33}
 .sw{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border-radius:2px;vertical-align:-.05em}`

@@ -132,6 +132,33 @@ func grid(name, title string, notes []string, w, h vg.Length, plots [][]*plot.Pl
 	return renderFigure(name, title, notes, w, h, func(dc draw.Canvas) {
 		t := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter, PadY: vg.Millimeter,
 			PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 2 * vg.Millimeter}
+		if cols > 1 {
+			// Panels side by side share one legend strip at the right of
+			// the figure (their legends are one; each row's is drawn at the
+			// top of that row).
+			var strip vg.Length
+			for _, r := range plots {
+				for _, p := range r {
+					strip = max(strip, legendWidth(p))
+				}
+			}
+			inner := draw.Crop(dc, 0, -strip, 0, 0)
+			cs := plot.Align(plots, t, inner)
+			lc := dc
+			lc.Min.X = inner.Max.X + legendGap
+			for i, r := range plots {
+				for j, p := range r {
+					if p == nil {
+						continue
+					}
+					drawBare(p, cs[i][j])
+					if legendWidth(p) > 0 {
+						drawLegend(p, lc, p.DataCanvas(cs[i][j]).Max.Y)
+					}
+				}
+			}
+			return
+		}
 		// The legends of a column share one strip on the right of its
 		// tiles, so that the plotting areas above each other line up.
 		strips := make([]vg.Length, cols)

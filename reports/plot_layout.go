@@ -44,8 +44,7 @@ func drawPlot(p *plot.Plot, c draw.Canvas, strip vg.Length) {
 	}
 	// The title is centred over the plot and its legend, so that a long
 	// one is not cut at the edge.
-	title := p.Title.Text
-	if title != "" {
+	if title := p.Title.Text; title != "" {
 		sty := p.Title.TextStyle
 		descent := sty.FontExtents().Descent
 		c.FillText(sty, vg.Point{X: c.Center().X, Y: c.Max.Y + descent}, title)
@@ -53,18 +52,28 @@ func drawPlot(p *plot.Plot, c draw.Canvas, strip vg.Length) {
 		p.Title.Text = ""
 		defer func() { p.Title.Text = title }()
 	}
-	leg := p.Legend
-	p.Legend = plot.NewLegend()
 	pc := draw.Crop(c, 0, -strip, 0, 0)
-	p.Draw(pc)
-	p.Legend = leg
-	// The legend starts at the top of the plotting area.
+	drawBare(p, pc)
 	lc := c
 	lc.Min.X = c.Max.X - strip + legendGap
-	lc.Max.Y = p.DataCanvas(pc).Max.Y
+	drawLegend(p, lc, p.DataCanvas(pc).Max.Y)
+}
+
+// drawBare draws p in c without its legend.
+func drawBare(p *plot.Plot, c draw.Canvas) {
+	leg := p.Legend
+	p.Legend = plot.NewLegend()
+	p.Draw(c)
+	p.Legend = leg
+}
+
+// drawLegend draws p's legend in c from the height top down, icons first.
+func drawLegend(p *plot.Plot, c draw.Canvas, top vg.Length) {
+	leg := p.Legend
+	c.Max.Y = top
 	leg.Top, leg.Left = true, true
 	leg.XOffs, leg.YOffs = 0, 0
-	leg.Draw(lc)
+	leg.Draw(c)
 }
 
 // styleLegend sets the legend's face and size for a legend outside the plot.
