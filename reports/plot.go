@@ -79,7 +79,7 @@ func (f *Figure) PNG() ([]byte, error) {
 
 // Figure sizes.
 const (
-	figW   = 8 * vg.Inch
+	figW   = 10 * vg.Inch
 	figH   = 4.5 * vg.Inch
 	figDPI = 110
 )
