@@ -165,7 +165,17 @@ func checkpointPanel(h *hostCheckpoints, col color.Color, ms []marker, windows [
 	}
 	var ackXY, openXY plotter.XYs
 	stems := &stemLines{col: col}
-	for _, c := range h.cks {
+	// A long run's checkpoints are thinned to every k-th (a restored one
+	// is always drawn).
+	k := stride(len(h.cks), maxPoints)
+	if k > 1 {
+		t += fmt.Sprintf("\n(every %d-th checkpoint drawn)", k)
+		p.Title.Text = t
+	}
+	for i, c := range h.cks {
+		if i%k != 0 && c.restored == nil {
+			continue
+		}
 		xy := plotter.XY{X: c.t, Y: float64(c.bytes)}
 		stems.xy = append(stems.xy, xy)
 		if c.acked {

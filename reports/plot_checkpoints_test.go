@@ -1,11 +1,17 @@
 package reports
 
 import (
+	"fmt"
+	"image/color"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
 	_ "github.com/streamha/streamha/passivestandby" // the checkpointing strategy
 	"github.com/streamha/streamha/sim"
 )
@@ -54,4 +60,29 @@ func TestCheckpointTimeline(t *testing.T) {
 	_, ok, err = CheckpointFigure("checkpoints", "amnesia", am.Trace, am.Run.Recovery)
 	require.NoError(t, err)
 	assert.False(t, ok, "amnesia takes no checkpoint")
+}
+
+// TestCheckpointTimelineThinsALongRun: a long run's checkpoints are drawn
+// every k-th, the restored one always, and the panel says so.
+func TestCheckpointTimelineThinsALongRun(t *testing.T) {
+	var evs []ha.Event
+	n := 3 * maxPoints
+	for i := range n {
+		at := time.Duration(i) * 10 * time.Millisecond
+		evs = append(evs,
+			ha.Event{T: at, Kind: ha.EvCheckpointBeg, Host: "B", Peer: "B.1", Seq: uint64(i + 1), N: 100, Note: "full"},
+			ha.Event{T: at + time.Millisecond, Kind: ha.EvCheckpointEnd, Host: "B.1", Peer: "B", Seq: uint64(i + 1)})
+	}
+	restored := uint64(n - 2) // not a multiple of the stride
+	evs = append(evs, ha.Event{T: time.Duration(n) * 10 * time.Millisecond, Kind: ha.EvRestore, Host: "B.1", Peer: "B", Seq: restored})
+	tr := ha.NewTrace(evs...)
+
+	p, err := checkpointPanel(checkpointsOf(tr)[0], color.Black, nil, nil, false)
+	require.NoError(t, err)
+	assert.Contains(t, p.Title.Text, "every 3-th checkpoint drawn")
+	assert.Contains(t, p.Title.Text, fmt.Sprintf("#%d", restored))
+	fig, ok, err := CheckpointFigure("checkpoints", "passive-standby", tr, metrics.Recovery{})
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Less(t, strings.Count(string(fig.SVG), "<path"), 3*maxPoints, "thinned")
 }
