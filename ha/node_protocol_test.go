@@ -261,23 +261,26 @@ func TestAReplayEndsTheHold(t *testing.T) {
 	assert.Equal(t, []uint64{1, 2}, env.dataTo("B.1"), "the held output follows the replay")
 }
 
-// TestAHostSeenAliveAgainLearnsTheRoute: a primary tells a host seen alive
-// again its route, which the host may have missed while it was cut off
-// (a secondary dropped meanwhile must not take over later from its stale
-// state, believing itself next in line).
-func TestAHostSeenAliveAgainLearnsTheRoute(t *testing.T) {
+// TestAHostSeesItsPrimaryAliveAgainAndAsksForTheRoute: a host that was
+// cut off from its fragment's primary asks it for the fragment's route
+// when it sees it alive again (it may have missed the routes of that
+// time: a secondary dropped meanwhile must not take over later from its
+// stale state, believing itself next in line).
+func TestAHostSeesItsPrimaryAliveAgainAndAsksForTheRoute(t *testing.T) {
 	env := &fakeEnv{}
-	b := newChainNode(t, "B", env)
-	b.PeerDown("B.1")
+	b1 := newChainNode(t, "B.1", env)
+	b1.PeerDown("A") // not its fragment's primary: nothing to ask later
+	b1.PeerUp("A")
+	b1.PeerDown("B")
 	env.sent = nil
-	b.PeerUp("B.1")
-	var told bool
+	b1.PeerUp("B")
+	var asked []string
 	for _, s := range env.sent {
-		if s.to == "B.1" && s.m.Kind == ha.KindRoute && s.m.Route != nil && s.m.Route.Primary == "B" {
-			told = true
+		if s.m.Kind == ha.KindRoute && s.m.Type == ha.RouteQueryType && s.m.Seq == 2 {
+			asked = append(asked, s.to)
 		}
 	}
-	assert.True(t, told)
+	assert.Equal(t, []string{"B"}, asked)
 }
 
 // TestANewGapIsRepairedThoughTheLastRepairEndedSilently: a repair whose
@@ -311,4 +314,30 @@ func TestANewGapIsRepairedThoughTheLastRepairEndedSilently(t *testing.T) {
 	assert.Equal(t, []uint64{1}, repairs(), "no new gap: nothing more to ask")
 	data(6)
 	assert.Equal(t, []uint64{1, 4}, repairs(), "a gap at a new position is asked for at once")
+}
+
+// TestAReceiverChangeNeverOutranksATakeover: a primary that replaced its
+// secondaries (new versions of its route) while another host took over
+// from it never wins: the takeover's epoch decides, in either order.
+func TestAReceiverChangeNeverOutranksATakeover(t *testing.T) {
+	old := ha.Route{Frag: 1, Epoch: 0, Version: 5, Primary: "B", Receivers: []string{"B", "B.2"}}
+	takeover := ha.Route{Frag: 1, Epoch: 1, Primary: "B.1", Receivers: []string{"B.1"}}
+	for _, order := range [][]ha.Route{{old, takeover}, {takeover, old}} {
+		env := &fakeEnv{}
+		a := newChainNode(t, "A", env)
+		for _, r := range order {
+			a.Deliver(&ha.Message{Kind: ha.KindRoute, From: r.Primary, Frag: 1, Epoch: r.Epoch, Route: &r})
+		}
+		assert.Equal(t, "B.1", a.Route(1).Primary)
+	}
+	env := &fakeEnv{}
+	a := newChainNode(t, "A", env)
+	for v := uint64(1); v <= 2; v++ {
+		r := ha.Route{Frag: 1, Version: v, Primary: "B", Receivers: []string{"B", "B.2"}}
+		a.Deliver(&ha.Message{Kind: ha.KindRoute, From: "B", Frag: 1, Route: &r})
+	}
+	stale := ha.Route{Frag: 1, Version: 1, Primary: "B", Receivers: []string{"B", "B.1"}}
+	a.Deliver(&ha.Message{Kind: ha.KindRoute, From: "B", Frag: 1, Route: &stale})
+	assert.Equal(t, uint64(2), a.Route(1).Version, "a later version of the same primary's route replaces an earlier one, never the reverse")
+	assert.Equal(t, []string{"B", "B.2"}, a.Route(1).Receivers)
 }

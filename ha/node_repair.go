@@ -60,7 +60,7 @@ const (
 
 // armTail arms the tail timer after output was sent.
 func (n *Node) armTail() {
-	if n.tailArmed {
+	if n.tailArmed || n.noRepair {
 		return
 	}
 	n.tailArmed, n.tailAt = true, n.released()
@@ -153,7 +153,7 @@ func (n *Node) sendResume(p int) {
 
 // armResume arms the retry timer if it is not armed.
 func (n *Node) armResume() {
-	if n.resumeArmed {
+	if n.resumeArmed || n.noRepair {
 		return
 	}
 	n.resumeArmed = true
