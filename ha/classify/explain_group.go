@@ -191,7 +191,7 @@ func (s *state) wrongItem(i int32, name string) string {
 	case valueDiffers && nDiffers:
 		return name + " " + got + " instead of " + want + " (" + tuples + ")"
 	case valueDiffers:
-		return name + " " + got + " instead of " + want
+		return name + " " + got + " instead of " + want + roundingOnly(o.Value, e.Value)
 	case nDiffers:
 		return name + " with " + tuples
 	}
