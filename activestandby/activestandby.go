@@ -66,6 +66,9 @@ func init() {
 				ShipInterval:  p.Duration("ship_interval"),
 			})
 		},
+		Promise: promise,
+		Soak:    soakDraw,
+		Model:   model,
 	})
 }
 

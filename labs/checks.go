@@ -298,7 +298,7 @@ func lab5() *Lab {
 		}}
 	l.check = func(c *ctx) error {
 		if _, err := strategies.Lookup(Lab5Strategy); err != nil {
-			c.res.Failed = append(c.res.Failed, fmt.Sprintf("strategy %q is not registered: import your package in cmd/streamha/import_lab5.go (%v)", Lab5Strategy, err))
+			c.res.Failed = append(c.res.Failed, fmt.Sprintf("strategy %q is not registered: import your package in strategies/all/all.go (%v)", Lab5Strategy, err))
 			for _, q := range l.Questions {
 				c.add(q.Key, false, "cannot be checked without the strategy.")
 			}

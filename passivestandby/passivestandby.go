@@ -198,6 +198,9 @@ func init() {
 			c.AckInterval = p.Duration("ack_interval")
 			return New(c)
 		},
+		Promise: promise,
+		Soak:    soakDraw,
+		Model:   model,
 	})
 }
 

@@ -21,6 +21,9 @@ import (
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
+
+	// The model reads each strategy's own model from the registry.
+	_ "github.com/streamha/streamha/strategies/all"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

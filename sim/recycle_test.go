@@ -62,7 +62,7 @@ func recyclingCases(t *testing.T) []recyclingCase {
 			cases = append(cases, recyclingCase{filepath.Base(f) + "/" + name, cfg})
 		}
 	}
-	for _, strategy := range SoakStrategies {
+	for _, strategy := range SoakStrategies() {
 		for run := range uint64(3) {
 			c, err := GenerateSoakCase(5, strategy, run)
 			require.NoError(t, err)

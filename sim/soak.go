@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -10,7 +11,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -64,8 +64,9 @@ func SoakQueries() []string {
 	return out
 }
 
-// SoakStrategies are the strategies the soak exercises by default.
-var SoakStrategies = []string{"amnesia", "passive-standby", "active-standby", "upstream-backup"}
+// SoakStrategies are the strategies the soak exercises by default: every
+// registered one with a soak draw (strategies.Soaked).
+func SoakStrategies() []string { return strategies.Soaked() }
 
 // SoakCase is one randomized soak run: an experiment with one strategy
 // and a random fault schedule.
@@ -84,35 +85,16 @@ type SoakCase struct {
 // ID names the case ("passive-standby/7/1234": strategy, soak seed, run).
 func (c *SoakCase) ID() string { return fmt.Sprintf("%s/%d/%d", c.Strategy, c.Seed, c.Run) }
 
-// soakParams draws the strategy parameters of a case.
+// soakParams draws the strategy parameters of a case with the strategy's
+// own draw (strategies.Info.Soak); a strategy without one runs with its
+// defaults.
 func soakParams(r *rand.Rand, strategy string) map[string]any {
 	p := map[string]any{}
-	switch strategy {
-	case "passive-standby":
-		p["checkpoint_interval"] = pick(r, "100ms", "200ms", "300ms")
-		if r.IntN(2) == 0 {
-			p["mode"] = "incremental"
-			p["full_every"] = 1 + r.IntN(5)
-		}
-		p["async"] = r.IntN(2) == 0
-		p["log_nondeterminism"] = r.IntN(4) != 0
-	case "active-standby":
-		p["ship_decisions"] = r.IntN(4) != 0
-		p["ack_interval"] = pick(r, "10ms", "20ms", "50ms")
-	case "upstream-backup":
-		p["dedup"] = r.IntN(3) != 0
-		p["ack_interval"] = pick(r, "50ms", "100ms")
-		switch r.IntN(4) {
-		case 0:
-			p["max_tuples"] = 50 + r.IntN(400)
-		case 1:
-			p["max_age"] = pick(r, "300ms", "1s")
-		}
+	if info, err := strategies.Lookup(strategy); err == nil && info.Soak != nil {
+		maps.Copy(p, info.Soak(r))
 	}
 	return p
 }
-
-func pick[T any](r *rand.Rand, vs ...T) T { return vs[r.IntN(len(vs))] }
 
 // ms returns a Duration of a whole number of milliseconds.
 func ms(v int) Duration { return Duration(time.Duration(v) * time.Millisecond) }
@@ -347,43 +329,17 @@ type soakFailure struct {
 }
 
 // PreciseExpected reports whether the case's strategy, with its
-// parameters, promises precise recovery on the case's query
-// (docs/semantics.md): passive standby and active standby on deterministic
-// queries (or with the non-deterministic choices logged or shipped),
-// upstream backup with dedup and unbounded retention on deterministic
-// queries. why explains a false answer.
+// parameters, promises precise recovery on the case's query (its
+// strategies.Promise; docs/semantics.md). why explains a false answer.
 func (c *SoakCase) PreciseExpected() (ok bool, why string) {
 	return PreciseExpected(c.Experiment, c.Strategy, c.Experiment.ParamsFor(c.Strategy))
 }
 
 // PreciseExpected reports whether strategy, with params, promises precise
-// recovery on e's query (docs/semantics.md), and if not, why. The soak and the
-// cluster's chaos check both hold runs to it.
+// recovery on e's query (its strategies.Promise), and if not, why. The soak
+// and the cluster's chaos check both hold runs to it.
 func PreciseExpected(e *Experiment, strategy string, params map[string]any) (ok bool, why string) {
-	arbitrary := e.QueryClass() == ha.Arbitrary
-	on := func(k string) bool { v, _ := params[k].(bool); return v }
-	switch strategy {
-	case "passive-standby":
-		if arbitrary && !on("log_nondeterminism") {
-			return false, "union without log_nondeterminism: divergent by design"
-		}
-	case "active-standby":
-		if arbitrary && !on("ship_decisions") {
-			return false, "union without ship_decisions: divergent by design"
-		}
-	case "upstream-backup":
-		switch {
-		case !on("dedup"):
-			return false, "without dedup: repeating by design"
-		case params["max_tuples"] != nil || params["max_age"] != nil:
-			return false, "bounded retention: convergent or gap by design"
-		case arbitrary:
-			return false, "union: divergent by design"
-		}
-	default:
-		return false, strategy + " does not promise precise recovery"
-	}
-	return true, ""
+	return strategies.PreciseExpected(strategy, e.QueryClass(), params)
 }
 
 // InFaultModel reports whether the case's faults stay within the fault
@@ -398,10 +354,9 @@ func PreciseExpected(e *Experiment, strategy string, params map[string]any) (ok 
 //     and at least one host of the fragment survives; a partition longer
 //     than 150 ms counts as a failure of every host it cuts off alone;
 //   - different fragments, adjacent ones included, may fail together;
-//   - for upstream backup, which keeps each fragment's backup on its
-//     upstream neighbour, adjacent fragments do not both fail in one run:
-//     the restarted upstream can replay only what it produced since its
-//     restart, so state built from older input (a running sum) is lost.
+//   - for a strategy whose promise says NoAdjacentFailures (upstream
+//     backup, which keeps each fragment's backup on its upstream
+//     neighbour), adjacent fragments do not both fail in one run.
 func (c *SoakCase) InFaultModel() (ok bool, why string) {
 	e := c.Experiment
 	perFrag := map[string][]soakFailure{}
@@ -429,6 +384,7 @@ func (c *SoakCase) InFaultModel() (ok bool, why string) {
 	if st, err := strategies.Build(c.Strategy, e.ParamsFor(c.Strategy)); err == nil {
 		replicas = max(1, st.Replicas())
 	}
+	info, _ := strategies.Lookup(c.Strategy)
 	for i, n := range e.Nodes {
 		fs := perFrag[n.Name]
 		slices.SortStableFunc(fs, func(a, b soakFailure) int { return int(a.at - b.at) })
@@ -445,7 +401,7 @@ func (c *SoakCase) InFaultModel() (ok bool, why string) {
 		if len(crashed) >= len(e.fragHosts(i, replicas)) {
 			return false, fmt.Sprintf("every host of %s crashes", n.Name)
 		}
-		if c.Strategy == "upstream-backup" && i+1 < len(e.Nodes) && len(fs) > 0 && len(perFrag[e.Nodes[i+1].Name]) > 0 {
+		if info.Promise.NoAdjacentFailures && i+1 < len(e.Nodes) && len(fs) > 0 && len(perFrag[e.Nodes[i+1].Name]) > 0 {
 			a, b := fs[0], perFrag[e.Nodes[i+1].Name][0]
 			return false, fmt.Sprintf("adjacent fragments both fail (%s at %s, %s at %s): the upstream backup of %s is lost",
 				a.host, a.at, b.host, b.at, e.Nodes[i+1].Name)

@@ -24,7 +24,7 @@ func TestGenerateSoakCase(t *testing.T) {
 	t.Parallel()
 	queries := map[string]bool{}
 	kinds := map[string]bool{}
-	for _, strategy := range SoakStrategies {
+	for _, strategy := range SoakStrategies() {
 		for run := range uint64(25) {
 			c, err := GenerateSoakCase(7, strategy, run)
 			require.NoError(t, err)
@@ -220,7 +220,7 @@ func TestShrinkSoakCase(t *testing.T) {
 // CLI and CI run many more).
 func TestSoakPasses(t *testing.T) {
 	t.Parallel()
-	for _, strategy := range SoakStrategies {
+	for _, strategy := range SoakStrategies() {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
 			for run := range uint64(2) {

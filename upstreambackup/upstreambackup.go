@@ -90,6 +90,9 @@ func init() {
 				MaxAge:      p.Duration("max_age"),
 			})
 		},
+		Promise: promise,
+		Soak:    soakDraw,
+		Model:   model,
 	})
 }
 

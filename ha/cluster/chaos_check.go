@@ -9,6 +9,7 @@ import (
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/strategies"
 )
 
 // Chaos invariants (docs/chaos.md defines each one).
@@ -166,7 +167,7 @@ func (r *ChaosReport) check(in chaosInput) {
 	} else {
 		r.add(InvWithinModel, Skip, "%s: the precise invariants are not judged", why)
 	}
-	precise, whyNot := sim.PreciseExpected(in.exp, r.Strategy, in.params)
+	precise, whyNot := strategies.PreciseExpected(r.Strategy, in.exp.QueryClass(), in.params)
 	status := func(ok bool) string {
 		switch {
 		case !precise:

@@ -27,7 +27,6 @@
 package conformance
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -45,36 +44,23 @@ import (
 	"github.com/streamha/streamha/strategies"
 )
 
-// Claimed recovery levels, strongest first.
+// Claimed recovery levels, strongest first (strategies.Levels).
 const (
-	Precise    = "precise"
-	Repeating  = "repeating"
-	Convergent = "convergent"
-	Rollback   = "rollback"
-	Gap        = "gap"
+	Precise    = strategies.Precise
+	Repeating  = strategies.Repeating
+	Convergent = strategies.Convergent
+	Rollback   = strategies.Rollback
+	Gap        = strategies.Gap
 )
-
-var levels = []string{Precise, Repeating, Convergent, Rollback, Gap}
 
 // MaxEventFactor bounds a faulty run's simulator events relative to the
 // failure-free no-HA run of the same query: a strategy that floods the
 // network or re-arms zero-delay timers fails the "bounded work" invariant.
 const MaxEventFactor = 25
 
-// Claims are what a strategy promises per query class. An empty claim
-// checks only the invariants.
-type Claims struct {
-	Repeatable, Convergent, Deterministic, Arbitrary string
-	// StateLost is the claim for the schedules that fail every host holding
-	// a fragment's state (Fault.StateLost); "" checks the invariants only.
-	StateLost string
-	// Params are the strategy parameters used for every case (as in YAML).
-	Params map[string]any
-	// Known lists documented findings: case name ("arbitrary/crash-first")
-	// → why the claim does not hold yet. Such a case is reported but does
-	// not fail; if it starts passing, the report says the note is stale.
-	Known map[string]string
-}
+// Claims are what a strategy promises per query class; a registered
+// strategy carries its own in strategies.Info.Promise.Claims.
+type Claims = strategies.Claims
 
 // Query is one query of the matrix.
 type Query struct {
@@ -237,28 +223,7 @@ func (r *Report) Write(w io.Writer) {
 }
 
 // ErrClaim is returned (wrapped) for a claim that is not a known level.
-var ErrClaim = errors.New("conformance: bad claim")
-
-func (c Claims) claimFor(cl ha.Class) string {
-	switch cl {
-	case ha.Repeatable:
-		return c.Repeatable
-	case ha.ConvergentCapable:
-		return c.Convergent
-	case ha.Deterministic:
-		return c.Deterministic
-	}
-	return c.Arbitrary
-}
-
-func (c Claims) validate() error {
-	for _, v := range []string{c.Repeatable, c.Convergent, c.Deterministic, c.Arbitrary, c.StateLost} {
-		if v != "" && !slices.Contains(levels, v) {
-			return fmt.Errorf("%w %q (want one of %s)", ErrClaim, v, strings.Join(levels, ", "))
-		}
-	}
-	return nil
-}
+var ErrClaim = strategies.ErrClaim
 
 // rank orders observed recoveries like claims: 0 precise … 4 gap.
 func rank(typ, sub string) int {
@@ -290,7 +255,7 @@ func Cases() []string {
 // the report. Errors are for a bad name, bad parameters or a bad claim;
 // a misbehaving strategy (even one that panics) gives a failing report.
 func Check(name string, claims Claims) (*Report, error) {
-	if err := claims.validate(); err != nil {
+	if err := claims.Validate(); err != nil {
 		return nil, err
 	}
 	info, err := strategies.Lookup(name)
@@ -403,7 +368,7 @@ func simulate(info strategies.Info, params strategies.Params, e *sim.Experiment)
 
 func runCase(info strategies.Info, params strategies.Params, claims Claims, q Query, f Fault, ref *refRun) Case {
 	c := Case{Name: q.Class.String() + "/" + f.Name, Query: q.Class.String(), Fault: f.Name,
-		Claim: claims.claimFor(q.Class), Emitted: ref.emitted, Known: claims.Known[q.Class.String()+"/"+f.Name]}
+		Claim: claims.ClaimFor(q.Class), Emitted: ref.emitted, Known: claims.Known[q.Class.String()+"/"+f.Name]}
 	if f.StateLost {
 		c.Claim = claims.StateLost
 	}
@@ -420,7 +385,7 @@ func runCase(info strategies.Info, params strategies.Params, claims Claims, q Qu
 	}
 	c.Recovery = metrics.RecoveryOf(ref.trace, first.Trace)
 	c.Type, c.Subtype = c.Recovery.Type, c.Recovery.Subtype
-	if c.Claim != "" && rank(c.Type, c.Subtype) > slices.Index(levels, c.Claim) {
+	if c.Claim != "" && rank(c.Type, c.Subtype) > slices.Index(strategies.Levels, c.Claim) {
 		why := ""
 		if len(c.Recovery.Explanations) > 0 {
 			why = ": " + c.Recovery.Explanations[0]

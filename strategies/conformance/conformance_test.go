@@ -1,45 +1,33 @@
 package conformance_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/streamha/streamha/strategies"
 	"github.com/streamha/streamha/strategies/conformance"
 
-	// The built-in strategies register themselves.
-	_ "github.com/streamha/streamha/activestandby"
-	_ "github.com/streamha/streamha/passivestandby"
-	_ "github.com/streamha/streamha/upstreambackup"
+	// Every strategy registers itself.
+	_ "github.com/streamha/streamha/strategies/all"
 )
 
-// builtinClaims are the expected outcomes (docs/semantics.md) of the built-in strategies.
-var builtinClaims = []struct {
-	name   string
-	claims conformance.Claims
-}{
-	{"amnesia", conformance.Claims{
-		Repeatable: conformance.Gap, Convergent: conformance.Gap, Deterministic: conformance.Gap, Arbitrary: conformance.Gap,
-		StateLost: conformance.Gap}},
-	{"passive-standby", conformance.Claims{
-		Repeatable: conformance.Precise, Convergent: conformance.Precise, Deterministic: conformance.Precise,
-		Arbitrary: conformance.Rollback, Params: map[string]any{"log_nondeterminism": true}}},
-	{"active-standby", conformance.Claims{
-		Repeatable: conformance.Precise, Convergent: conformance.Precise, Deterministic: conformance.Precise,
-		Arbitrary: conformance.Rollback}},
-	{"upstream-backup", conformance.Claims{
-		Repeatable: conformance.Repeating, Convergent: conformance.Convergent, Deterministic: conformance.Gap,
-		Arbitrary: conformance.Gap}},
-	{"upstream-backup", conformance.Claims{
-		Repeatable: conformance.Precise, Params: map[string]any{"dedup": true}}},
-}
-
-func TestBuiltinStrategiesConform(t *testing.T) {
-	for _, b := range builtinClaims {
-		t.Run(b.name, func(t *testing.T) {
-			if _, err := strategies.Lookup(b.name); err != nil {
-				t.Fatalf("built-in strategy %s is not registered: %v", b.name, err)
-			}
-			conformance.Run(t, b.name, b.claims)
-		})
+// TestRegisteredStrategiesConform holds every registered strategy to the
+// claims it registers (strategies.Info.Promise.Claims): a new strategy is
+// checked by adding its registration line to strategies/all.
+func TestRegisteredStrategiesConform(t *testing.T) {
+	checked := 0
+	for _, name := range strategies.Registered() {
+		info, err := strategies.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, claims := range info.Promise.Claims {
+			checked++
+			t.Run(fmt.Sprintf("%s/%d", name, i), func(t *testing.T) { conformance.Run(t, name, claims) })
+		}
+	}
+	// amnesia, passive standby, active standby and upstream backup (twice).
+	if checked < 5 {
+		t.Fatalf("only %d claim sets registered: the built-in strategies lost their claims", checked)
 	}
 }
