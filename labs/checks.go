@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
@@ -134,7 +135,7 @@ func lab3Sweep(l *Lab) ([]lab3Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, ref, err := e.Reference()
+	_, ref, err := sim.Reference(e)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +155,7 @@ func lab3Sweep(l *Lab) ([]lab3Point, error) {
 		if err != nil {
 			return nil, err
 		}
-		ffCfg, err := e.SimConfig(st, true)
+		ffCfg, err := sim.ConfigFor(e, st, true)
 		if err != nil {
 			return nil, err
 		}
@@ -169,12 +170,12 @@ func lab3Sweep(l *Lab) ([]lab3Point, error) {
 			if err != nil {
 				return nil, err
 			}
-			e.Faults[0].At = sim.Duration(d)
+			e.Faults[0].At = experiment.Duration(d)
 			st, err := info.New(params)
 			if err != nil {
 				return nil, err
 			}
-			cfg, err := e.SimConfig(st, false)
+			cfg, err := sim.ConfigFor(e, st, false)
 			if err != nil {
 				return nil, err
 			}

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/ha/ops"
-	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -52,7 +52,7 @@ type fragModel struct {
 // comes from its registered model (strategies.Info.Model); a strategy
 // without one gets the detection delay alone. It returns nil when the experiment
 // cannot be modelled.
-func Model(e *sim.Experiment, strategy string, params map[string]string) map[string]float64 {
+func Model(e *experiment.Experiment, strategy string, params map[string]string) map[string]float64 {
 	frags := modelFrags(e)
 	if len(frags) == 0 {
 		return nil
@@ -128,7 +128,7 @@ func Model(e *sim.Experiment, strategy string, params map[string]string) map[str
 }
 
 // AddModels fills Model in every run of a result from experiment e.
-func AddModels(e *sim.Experiment, r *metrics.Result) {
+func AddModels(e *experiment.Experiment, r *metrics.Result) {
 	for i := range r.Runs {
 		r.Runs[i].Model = Model(e, r.Runs[i].Strategy, r.Runs[i].Params)
 	}
@@ -156,7 +156,7 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // failedFrag is the fragment of the first crashed or paused host, or -1,
 // and when it fails (s).
-func failedFrag(e *sim.Experiment) (int, float64) {
+func failedFrag(e *experiment.Experiment) (int, float64) {
 	for _, f := range e.Faults {
 		h := f.Crash
 		if h == "" {
@@ -210,7 +210,7 @@ func (v valueRange) fractionBetween(gt, lt float64) float64 {
 // modelFrags walks the query computing each fragment's rates, CPU cost per
 // input tuple and state size (measured from the operators' own snapshots
 // of a synthetic steady state).
-func modelFrags(e *sim.Experiment) []fragModel {
+func modelFrags(e *experiment.Experiment) []fragModel {
 	sv := e.Source.Value
 	vr := valueRange{dist: sv.Dist, lo: sv.Min, hi: sv.Max, mu: sv.Mean, sd: sv.Std, known: sv.Dist == "uniform" || sv.Dist == "normal"}
 	rate := e.Source.Rate * float64(e.Source.Streams)

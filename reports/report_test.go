@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
@@ -30,7 +31,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func compareRun(t *testing.T) *sim.Comparison {
 	t.Helper()
-	e, err := sim.Parse([]byte(testExperiment), "test")
+	e, err := experiment.Parse([]byte(testExperiment), "test")
 	require.NoError(t, err)
 	cmp, err := sim.Compare(e, []string{"amnesia", "sweeptest"})
 	require.NoError(t, err)
@@ -283,7 +284,7 @@ func TestPlotsSurviveBadData(t *testing.T) {
 }
 
 func TestModel(t *testing.T) {
-	e, err := sim.Parse([]byte(testExperiment), "test")
+	e, err := experiment.Parse([]byte(testExperiment), "test")
 	require.NoError(t, err)
 	unknown := Model(e, "someone-elses", nil)
 	assert.Equal(t, map[string]float64{ModelStateBytes: unknown[ModelStateBytes], ModelDetectionMs: 225}, unknown,
@@ -369,7 +370,7 @@ func TestRunDirAsItGoes(t *testing.T) {
 	a := t.TempDir()
 	require.NoError(t, WriteRunDir(a, whole.Result, whole.Reference, traces(whole)))
 
-	e, err := sim.Parse([]byte(testExperiment), "test")
+	e, err := experiment.Parse([]byte(testExperiment), "test")
 	require.NoError(t, err)
 	b := t.TempDir()
 	rd, err := NewRunDir(b)

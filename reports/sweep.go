@@ -14,6 +14,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
 )
@@ -100,7 +101,7 @@ func RunSweep(ctx context.Context, dir string, sw *sim.Sweep, opt SweepOptions) 
 	idx := sw.Shard(0, 1)
 	if opt.Shards > 1 {
 		if opt.Shard < 0 || opt.Shard >= opt.Shards {
-			return nil, fmt.Errorf("%w: shard %d/%d: want 0 ≤ i < n", sim.ErrConfig, opt.Shard, opt.Shards)
+			return nil, fmt.Errorf("%w: shard %d/%d: want 0 ≤ i < n", experiment.ErrConfig, opt.Shard, opt.Shards)
 		}
 		meta.Shard = fmt.Sprintf("%d/%d", opt.Shard, opt.Shards)
 		idx = sw.Shard(opt.Shard, opt.Shards)
@@ -383,7 +384,7 @@ func LoadSweepDir(dir string) (*SweepMeta, []PointResult, error) {
 // points of the sweep still missing.
 func MergeSweeps(out string, dirs []string) (*SweepMeta, []PointResult, int, error) {
 	if len(dirs) == 0 {
-		return nil, nil, 0, fmt.Errorf("%w: merge: no directory given", sim.ErrConfig)
+		return nil, nil, 0, fmt.Errorf("%w: merge: no directory given", experiment.ErrConfig)
 	}
 	var meta *SweepMeta
 	byIndex := map[int]PointResult{}

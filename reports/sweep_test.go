@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -102,7 +103,7 @@ func TestSweepBadParameters(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := sim.NewSweep("t", testExperiment, []sim.SweepParam{tc.param}, []string{"amnesia", "sweeptest"}, 1, nil)
 			require.Error(t, err)
-			assert.ErrorIs(t, err, sim.ErrConfig)
+			assert.ErrorIs(t, err, experiment.ErrConfig)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}

@@ -124,7 +124,7 @@ func firstFrames(st []byte) string {
 func (res *SoakResult) run(factor, slack int64) error {
 	c := res.Case
 	e := c.Experiment
-	_, ref, err := e.Reference()
+	_, ref, err := Reference(e)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (res *SoakResult) run(factor, slack int64) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := e.SimConfig(st, false)
+	cfg, err := ConfigFor(e, st, false)
 	if err != nil {
 		return err
 	}

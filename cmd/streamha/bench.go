@@ -27,6 +27,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/inproc"
@@ -209,12 +210,12 @@ func tupleEvents(trace *ha.Trace) int64 {
 const simRunsPerSample = 10
 
 func benchSim(size benchSize, add func(row)) error {
-	e := sim.Default()
+	e := experiment.Default()
 	st, err := strategies.Build("none", nil)
 	if err != nil {
 		return err
 	}
-	cfg, err := e.SimConfig(st, false)
+	cfg, err := sim.ConfigFor(e, st, false)
 	if err != nil {
 		return err
 	}
@@ -398,12 +399,12 @@ const benchRate = 20e6
 
 // benchLimits check the benchmarks' experiments: their rates and sizes
 // are real big runs (docs/experiment.md, Ranges).
-var benchLimits = sim.ParseOptions{AllowLarge: true}
+var benchLimits = experiment.ParseOptions{AllowLarge: true}
 
-func runtimeExperiment(n int) (*sim.Experiment, error) {
+func runtimeExperiment(n int) (*experiment.Experiment, error) {
 	dur := time.Duration(float64(n) / benchRate * float64(time.Second))
 	// a wake-up every 50 µs: about 1000 tuples per source batch when on time
-	return sim.ParseWith([]byte(fmt.Sprintf(runtimeQuery, dur, float64(benchRate), "50us")), "bench", benchLimits)
+	return experiment.ParseWith([]byte(fmt.Sprintf(runtimeQuery, dur, float64(benchRate), "50us")), "bench", benchLimits)
 }
 
 // runInproc runs the bench query in process under strategy and returns
@@ -418,7 +419,7 @@ func runInproc(n int, strategy string) (time.Duration, int64, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	sc, err := e.SimConfig(st, true)
+	sc, err := sim.ConfigFor(e, st, true)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -520,14 +521,14 @@ const planeRate = 300_000
 func benchClusterOverhead(size benchSize, add func(row)) error {
 	targets := map[string]string{"upstream-backup": "≤ 1.1×", "active-standby": "≤ 2.1×"}
 	names := []string{"upstream-backup", "active-standby"}
-	def := sim.Default()
+	def := experiment.Default()
 	def.Name = "bench-overhead"
 	if err := scaleDuration(def, size.clusterRun); err != nil {
 		return err
 	}
 	loads := []struct {
 		what   string
-		e      *sim.Experiment
+		e      *experiment.Experiment
 		rounds int
 	}{
 		{fmt.Sprintf("default experiment, %s", size.clusterRun), def, size.clusterRounds},
@@ -562,7 +563,7 @@ func benchRunWall(size benchSize, add func(row)) error {
 	}
 	defer os.RemoveAll(dir)
 	ds, err := timed(size.runWall, func() error {
-		e := sim.Default()
+		e := experiment.Default()
 		cmp, err := compareInto(e, strategies.Names(false), dir, nil, "")
 		if err != nil {
 			return err
@@ -584,7 +585,7 @@ func benchRunWall(size benchSize, add func(row)) error {
 // ---- strategies ----
 
 func benchStrategies(size benchSize, add func(row)) error {
-	e := sim.Default()
+	e := experiment.Default()
 	names := strategies.Names(false)
 	cmp, err := sim.Compare(e, names)
 	if err != nil {
@@ -594,7 +595,7 @@ func benchStrategies(size benchSize, add func(row)) error {
 	if err != nil {
 		return err
 	}
-	ffNone, err := e.SimConfig(none, true)
+	ffNone, err := sim.ConfigFor(e, none, true)
 	if err != nil {
 		return err
 	}
@@ -603,7 +604,7 @@ func benchStrategies(size benchSize, add func(row)) error {
 		if err != nil {
 			return err
 		}
-		ff, err := e.SimConfig(st, true)
+		ff, err := sim.ConfigFor(e, st, true)
 		if err != nil {
 			return err
 		}
@@ -697,7 +698,7 @@ func measure(f func() (int64, error)) (scalePoint, error) {
 
 func simRun(yaml string) func() (int64, error) {
 	return func() (int64, error) {
-		e, err := sim.ParseWith([]byte(yaml), "scaling", benchLimits)
+		e, err := experiment.ParseWith([]byte(yaml), "scaling", benchLimits)
 		if err != nil {
 			return 0, err
 		}
@@ -705,7 +706,7 @@ func simRun(yaml string) func() (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		cfg, err := e.SimConfig(st, true)
+		cfg, err := sim.ConfigFor(e, st, true)
 		if err != nil {
 			return 0, err
 		}
@@ -802,7 +803,7 @@ func benchScaling(out, errw io.Writer, size benchSize, img string) error {
 func benchWholeRun(out, errw io.Writer, n int) error {
 	yaml := chainYAML(n, 3) + fmt.Sprintf("faults: [{at: %s, crash: N1}]\n",
 		time.Duration(float64(n)/scaleRate/2*float64(time.Second)))
-	e, err := sim.ParseWith([]byte(yaml), "whole-run", benchLimits)
+	e, err := experiment.ParseWith([]byte(yaml), "whole-run", benchLimits)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 )
@@ -84,9 +85,9 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 	if f.config != "" {
 		spec.Experiment = f.config
 	}
-	base := sim.DefaultYAML
+	base := experiment.DefaultYAML
 	if spec.Experiment != "" {
-		b, err := sim.ReadFile(spec.Experiment, sim.ParseOptions{AllowLarge: f.allowLarge})
+		b, err := experiment.ReadFile(spec.Experiment, experiment.ParseOptions{AllowLarge: f.allowLarge})
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +123,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 	case "":
 		names = spec.Strategies
 	case "all":
-		e, err := sim.ParseWith([]byte(base), "experiment", sim.ParseOptions{AllowLarge: f.allowLarge})
+		e, err := experiment.ParseWith([]byte(base), "experiment", experiment.ParseOptions{AllowLarge: f.allowLarge})
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +132,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 			return nil, err
 		}
 	default:
-		e, err := sim.ParseWith([]byte(base), "experiment", sim.ParseOptions{AllowLarge: f.allowLarge})
+		e, err := experiment.ParseWith([]byte(base), "experiment", experiment.ParseOptions{AllowLarge: f.allowLarge})
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +140,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 			return nil, err
 		}
 	}
-	return sim.NewSweep(spec.Name, base, spec.Params, names, spec.Seeds, spec.SeedList, sim.ParseOptions{AllowLarge: f.allowLarge})
+	return sim.NewSweep(spec.Name, base, spec.Params, names, spec.Seeds, spec.SeedList, experiment.ParseOptions{AllowLarge: f.allowLarge})
 }
 
 func parseShard(s string) (int, int, error) {

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -132,7 +132,7 @@ func (r *ChaosReport) add(inv, status, format string, a ...any) {
 
 // chaosInput is what the checker needs beyond the report.
 type chaosInput struct {
-	exp      *sim.Experiment
+	exp      *experiment.Experiment
 	topo     *ha.Topology
 	replicas int
 	params   map[string]any

@@ -24,16 +24,19 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 )
 
 // LaunchConfig configures `streamha cluster`: one experiment run on real
 // processes on this machine, once per strategy.
 type LaunchConfig struct {
-	Experiment *sim.Experiment
+	Experiment *experiment.Experiment
+	// Reference computes the expected output the runs are classified
+	// against (the CLI passes the simulator's, sim.ReferenceTrace).
+	Reference Reference
 	// Strategies are run one after another, each with the fault schedule.
 	Strategies []string
 	// Exe and Args start a node: Exe Args... node-flags. The CLI uses its
@@ -124,7 +127,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: encode experiment: %w", err)
 	}
-	if _, err := sim.ParseWith(cfgText, "effective experiment", e.Options()); err != nil {
+	if _, err := experiment.ParseWith(cfgText, "effective experiment", e.Options()); err != nil {
 		return nil, fmt.Errorf("cluster: the effective experiment does not round-trip: %w", err)
 	}
 	expFile, err := filepath.Abs(filepath.Join(cfg.Out, "experiment.yaml"))
@@ -134,7 +137,10 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 	if err := os.WriteFile(expFile, cfgText, 0o644); err != nil {
 		return nil, fmt.Errorf("cluster: write experiment: %w", err)
 	}
-	_, ref, err := e.Reference()
+	if cfg.Reference == nil {
+		return nil, errors.New("cluster: LaunchConfig.Reference is required (the expected output)")
+	}
+	ref, err := cfg.Reference(e)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +156,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 		res.Faults = []string{fmt.Sprintf("chaos: random %s faults within the fault model over %s (seed %d); each run's schedule is in runs[].extra.chaos",
 			strings.Join(kinds, "/"), e.Duration.D(), c.Seed)}
 	}
-	cmp := &Comparison{Result: res, Reference: ref.Trace}
+	cmp := &Comparison{Result: res, Reference: ref}
 	l := &launcher{cfg: cfg, exp: e, expFile: expFile}
 	rounds := max(cfg.OverheadRounds, 1)
 	if rounds > 1 && !(cfg.Baseline && cfg.FailureFreeOverhead) {
@@ -190,7 +196,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 		tr, dir := out.trace, out.dir
 		run := metrics.Run{
 			Strategy: name, Params: params.Values(),
-			Recovery: metrics.RecoveryOf(ref.Trace, tr),
+			Recovery: metrics.RecoveryOf(ref, tr),
 			Extra:    clusterFigures(tr, e),
 		}
 		if rounds == 1 {
@@ -206,7 +212,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 			run.Overhead = metrics.OverheadOf(ffTrace, base)
 		}
 		if rep := spec.chaos; rep != nil {
-			if err := l.finishChaos(rep, name, out, ref.Trace, run.Recovery); err != nil {
+			if err := l.finishChaos(rep, name, out, ref, run.Recovery); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			run.Extra["chaos"] = rep
@@ -270,7 +276,7 @@ func (l *launcher) overheadRounds(ctx context.Context, rounds int, res *metrics.
 // clusterFigures are real-run figures beyond the common metrics: the
 // transport's drops (summed over nodes) and the first fragment's
 // throughput over the emission period.
-func clusterFigures(trace *ha.Trace, e *sim.Experiment) map[string]any {
+func clusterFigures(trace *ha.Trace, e *experiment.Experiment) map[string]any {
 	var dropped, faultDropped, first int64
 	for _, ev := range trace.Events() {
 		switch {
@@ -293,7 +299,7 @@ func clusterFigures(trace *ha.Trace, e *sim.Experiment) map[string]any {
 
 type launcher struct {
 	cfg     LaunchConfig
-	exp     *sim.Experiment
+	exp     *experiment.Experiment
 	expFile string
 }
 
@@ -320,7 +326,7 @@ type action struct {
 // faultSpec is the fault schedule of one run; the zero value (or nil) is
 // a failure-free run.
 type faultSpec struct {
-	faults []sim.Fault
+	faults []experiment.Fault
 	// chaos is the chaos report being built (chaos runs only).
 	chaos *ChaosReport
 }
@@ -332,13 +338,14 @@ func (l *launcher) faultsFor(strategy string) (*faultSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	simCfg, err := l.exp.SimConfig(st, false)
+	topo := l.exp.Topology(st)
+	faults, err := l.exp.Schedule(topo, st.Name())
 	if err != nil {
 		return nil, err
 	}
 	c := l.cfg.Chaos
 	if c == nil {
-		return &faultSpec{faults: simCfg.Faults}, nil
+		return &faultSpec{faults: faults}, nil
 	}
 	cc := *c
 	if cc.Profile == "" {
@@ -351,7 +358,7 @@ func (l *launcher) faultsFor(strategy string) (*faultSpec, error) {
 	if cc.Window <= 0 {
 		cc.Window = tm.window
 	}
-	plan, err := PlanChaos(simCfg.Topology, st.Replicas(), l.exp.Duration.D(), cc)
+	plan, err := PlanChaos(topo, st.Replicas(), l.exp.Duration.D(), cc)
 	if err != nil {
 		return nil, err
 	}
@@ -401,11 +408,7 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 	if err != nil {
 		return nil, err
 	}
-	simCfg, err := l.exp.SimConfig(st, true)
-	if err != nil {
-		return nil, err
-	}
-	topo := simCfg.Topology
+	topo := l.exp.Topology(st)
 	dir, err := filepath.Abs(filepath.Join(l.cfg.Out, sub))
 	if err != nil {
 		return nil, err
@@ -416,7 +419,7 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	out := &runOut{dir: dir, end: simCfg.End}
+	out := &runOut{dir: dir, end: l.exp.End()}
 	hosts := topo.Hosts()
 	startup := l.cfg.Startup
 	if startup <= 0 {
@@ -471,7 +474,7 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 		evMu.Unlock()
 	}
 	acts := l.schedule(spec.faults, ps, record, chaos)
-	end := simCfg.End
+	end := l.exp.End()
 	for _, a := range acts {
 		if err := sleepUntil(ctx, startAt.Add(a.at)); err != nil {
 			return nil, err
@@ -691,7 +694,7 @@ func (l *launcher) cleanup(ps map[string]*proc) {
 
 // schedule turns the fault list into timed actions. With stall,
 // partitions stall links (FaultRules.Stall) instead of dropping messages.
-func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func(ha.Event), stall bool) []action {
+func (l *launcher) schedule(faults []experiment.Fault, ps map[string]*proc, record func(ha.Event), stall bool) []action {
 	var acts []action
 	rules := map[string]*activeRules{}
 	for h := range ps {
@@ -709,7 +712,7 @@ func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func
 	}
 	for i, f := range faults {
 		switch f.Kind {
-		case sim.FaultCrash:
+		case experiment.FaultCrash:
 			add(f.At, "kill "+f.Host, func() error {
 				p := ps[f.Host]
 				if p == nil || p.killed {
@@ -719,7 +722,7 @@ func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func
 				record(ha.Event{Kind: ha.EvCrash, Host: f.Host})
 				return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 			})
-		case sim.FaultPause:
+		case experiment.FaultPause:
 			add(f.At, fmt.Sprintf("pause %s for %s", f.Host, f.For), func() error {
 				p := ps[f.Host]
 				if p == nil || p.killed || p.paused {
@@ -738,10 +741,10 @@ func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func
 				record(ha.Event{Kind: ha.EvResume, Host: f.Host})
 				return signal(f.Host, syscall.SIGCONT)
 			})
-		case sim.FaultPartition, sim.FaultDelay, sim.FaultLoss:
+		case experiment.FaultPartition, experiment.FaultDelay, experiment.FaultLoss:
 			affected := map[string]FaultRules{}
 			switch f.Kind {
-			case sim.FaultPartition:
+			case experiment.FaultPartition:
 				for gi, g := range f.Groups {
 					for _, h := range g {
 						var block []string
@@ -757,11 +760,11 @@ func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func
 						}
 					}
 				}
-			case sim.FaultDelay:
+			case experiment.FaultDelay:
 				for _, h := range fromHosts(f.From, ps) {
 					affected[h] = FaultRules{Delay: []LinkDelay{{To: f.To, Extra: f.Delay}}}
 				}
-			case sim.FaultLoss:
+			case experiment.FaultLoss:
 				for _, h := range fromHosts(f.From, ps) {
 					affected[h] = FaultRules{Loss: []LinkLoss{{To: f.To, P: f.Loss}}}
 				}
@@ -785,17 +788,17 @@ func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func
 				return errors.Join(errs...)
 			}
 			what := fmt.Sprintf("%s %v", f.Kind, f.Groups)
-			if f.Kind != sim.FaultPartition {
+			if f.Kind != experiment.FaultPartition {
 				what = fmt.Sprintf("%s %s→%s", f.Kind, f.From, f.To)
 			}
 			add(f.At, what, func() error {
-				if f.Kind == sim.FaultPartition {
+				if f.Kind == experiment.FaultPartition {
 					record(ha.Event{Kind: ha.EvPartition, Note: fmt.Sprint(f.Groups)})
 				}
 				return apply(true)
 			})
 			add(f.At+f.For, "end of "+what, func() error {
-				if f.Kind == sim.FaultPartition {
+				if f.Kind == experiment.FaultPartition {
 					record(ha.Event{Kind: ha.EvHeal, Note: fmt.Sprint(f.Groups)})
 				}
 				return apply(false)
@@ -997,17 +1000,22 @@ func ReadTraceTolerant(path string) ([]ha.Event, error) {
 	return out, nil
 }
 
+// Reference computes the expected output O_e of an experiment: the sink
+// output of its failure-free run without HA. The cluster runtime never runs
+// a simulation itself; its caller supplies this.
+type Reference func(e *experiment.Experiment) (*ha.Trace, error)
+
 // Collect computes the result of a run whose nodes were started by hand
 // (multi-host: docker compose, Kubernetes) from the node traces gathered
 // into dir (<host>.trace.jsonl). Faults injected by hand are not in the
 // traces, so detection and recovery times are left out unless a fault
 // event is present; the recovery type and counts are computed as usual.
-func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
+func Collect(e *experiment.Experiment, strategy, dir string, reference Reference) (*Comparison, error) {
 	st, err := strategies.Build(strategy, e.ParamsFor(strategy))
 	if err != nil {
 		return nil, err
 	}
-	_, ref, err := e.Reference()
+	ref, err := reference(e)
 	if err != nil {
 		return nil, err
 	}
@@ -1040,10 +1048,10 @@ func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
 	}
 	run := metrics.Run{
 		Strategy: strategy, Params: p.Values(),
-		Recovery: metrics.RecoveryOf(ref.Trace, trace),
+		Recovery: metrics.RecoveryOf(ref, trace),
 		Overhead: metrics.OverheadOf(trace, nil),
 		Extra:    clusterFigures(trace, e),
 	}
 	res.Runs = append(res.Runs, run)
-	return &Comparison{Result: res, Reference: ref.Trace, Runs: []RunOutcome{{Strategy: strategy, Dir: dir, Trace: trace}}}, nil
+	return &Comparison{Result: res, Reference: ref, Runs: []RunOutcome{{Strategy: strategy, Dir: dir, Trace: trace}}}, nil
 }

@@ -23,8 +23,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/sim"
 )
 
 // Crash is a crash fault: Host stops at At (time since the start).
@@ -167,7 +167,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	r := &runtime{cfg: cfg, hosts: map[string]*host{}}
 	for _, name := range cfg.Topology.Hosts() {
-		h := &host{r: r, name: name, rng: sim.Seeded(cfg.Seed, "node", name)}
+		h := &host{r: r, name: name, rng: experiment.Seeded(cfg.Seed, "node", name)}
 		h.box.wake = make(chan struct{}, 1)
 		r.hosts[name] = h
 		r.order = append(r.order, h)

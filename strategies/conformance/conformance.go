@@ -37,6 +37,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
@@ -313,7 +314,7 @@ type refRun struct {
 	emitted int64
 }
 
-func experiment(q Query, faults string, strategy string, params map[string]any) (*sim.Experiment, error) {
+func buildExperiment(q Query, faults string, strategy string, params map[string]any) (*experiment.Experiment, error) {
 	text := "name: conformance-" + q.Class.String() + "\n" + common + q.YAML + faults
 	if strategy != "" {
 		m := map[string]any{"name": strategy}
@@ -326,15 +327,15 @@ func experiment(q Query, faults string, strategy string, params map[string]any) 
 		}
 		text += string(b)
 	}
-	return sim.Parse([]byte(text), "conformance "+q.Class.String())
+	return experiment.Parse([]byte(text), "conformance "+q.Class.String())
 }
 
 func reference(q Query) (*refRun, error) {
-	e, err := experiment(q, "", "", nil)
+	e, err := buildExperiment(q, "", "", nil)
 	if err != nil {
 		return nil, err
 	}
-	cfg, out, err := e.Reference()
+	cfg, out, err := sim.Reference(e)
 	if err != nil {
 		return nil, fmt.Errorf("conformance: %w", err)
 	}
@@ -349,7 +350,7 @@ func reference(q Query) (*refRun, error) {
 }
 
 // simulate runs one faulty simulation, turning a panic into an error.
-func simulate(info strategies.Info, params strategies.Params, e *sim.Experiment) (out *sim.Outcome, err error) {
+func simulate(info strategies.Info, params strategies.Params, e *experiment.Experiment) (out *sim.Outcome, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the run panicked: %v", p)
@@ -359,7 +360,7 @@ func simulate(info strategies.Info, params strategies.Params, e *sim.Experiment)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := e.SimConfig(st, false)
+	cfg, err := sim.ConfigFor(e, st, false)
 	if err != nil {
 		return nil, err
 	}
@@ -373,7 +374,7 @@ func runCase(info strategies.Info, params strategies.Params, claims Claims, q Qu
 		c.Claim = claims.StateLost
 	}
 	fail := func(format string, a ...any) { c.Problems = append(c.Problems, fmt.Sprintf(format, a...)) }
-	e, err := experiment(q, f.YAML, info.Name, claims.Params)
+	e, err := buildExperiment(q, f.YAML, info.Name, claims.Params)
 	if err != nil {
 		fail("experiment: %v", err)
 		return c
