@@ -192,7 +192,7 @@ func (d *RunDir) AddRun(run sim.FaultyRun) error {
 // addFigures draws a strategy's figures from its classification against
 // the reference run, for the report.
 func (d *RunDir) addFigures(run sim.FaultyRun) error {
-	figs, err := strategyFigures(run)
+	figs, err := RunFigures(run)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/sweep"
 )
 
 type sweepFlags struct {
@@ -215,7 +216,7 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 		sw.Name, sw.Hash(), total, sw.Settings(), len(sw.Seeds), len(sw.Strategies), f.workers, dir)
 	progress := newProgress(cmd.ErrOrStderr(), "sweep", total, f.noProgress)
 	start := time.Now()
-	points, err := reports.RunSweep(ctx, dir, sw, reports.SweepOptions{
+	points, err := sweep.Run(ctx, dir, sw, sweep.Options{
 		Workers: f.workers, Shard: shard, Shards: shards, Progress: progress.set, Command: sweepCommand(f),
 	})
 	progress.finish()
@@ -245,14 +246,11 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 
 // renderSweep writes a sweep directory's plots and reports and prints its table.
 func renderSweep(out io.Writer, dir string) error {
-	meta, all, err := reports.LoadSweepDir(dir)
+	meta, all, err := sweep.Render(dir)
 	if re := (*reports.ReadError)(nil); errors.As(err, &re) {
 		return usage("%s: %w", dir, re.Err) // a damaged directory: exit 2, as for a run directory
 	}
 	if err != nil {
-		return err
-	}
-	if _, err := reports.WriteSweepReport(dir, meta, all); err != nil {
 		return err
 	}
 	fmt.Fprintln(out)

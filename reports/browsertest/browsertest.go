@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +88,39 @@ func RequireDrawn(t *testing.T, name string, shot []byte) {
 		}
 	}
 	require.Greater(t, len(colours), 20, "%s: the page rendered almost blank", name)
+}
+
+// RequireFiguresDrawn fails when a page has no figure or an inline figure
+// with nothing drawn in it, and when it refers to a file that is not there.
+func RequireFiguresDrawn(t *testing.T, page string) {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	require.NoError(t, err)
+	html := string(b)
+	figs := regexp.MustCompile(`(?s)<svg.*?</svg>`).FindAllString(html, -1)
+	require.NotEmpty(t, figs, "%s has no figure", page)
+	for i, f := range figs {
+		require.GreaterOrEqual(t, strings.Count(f, "<path"), 3, "%s: figure %d draws nothing", page, i)
+	}
+	for _, m := range regexp.MustCompile(`(?:src|href)="([^"#][^"]*)"`).FindAllStringSubmatch(html, -1) {
+		ref := m[1]
+		if strings.HasPrefix(ref, "data:") || strings.Contains(ref, "://") {
+			continue
+		}
+		require.FileExists(t, filepath.Join(filepath.Dir(page), ref), "%s refers to a missing file", page)
+	}
+}
+
+// CheckReport checks a report page (name: "run", "sweep") in browser: its
+// figures are drawn and its references resolve (RequireFiguresDrawn), and
+// its screenshot is not blank (RequireDrawn). With STREAMHA_SCREENSHOTS=DIR
+// it keeps the screenshot in DIR as report-NAME.png.
+func CheckReport(t *testing.T, browser, name, page string) {
+	t.Helper()
+	RequireFiguresDrawn(t, page)
+	shot := Screenshot(t, browser, "file://"+page)
+	RequireDrawn(t, name, shot)
+	if keep := os.Getenv("STREAMHA_SCREENSHOTS"); keep != "" {
+		require.NoError(t, os.WriteFile(filepath.Join(keep, "report-"+name+".png"), shot, 0o644))
+	}
 }
