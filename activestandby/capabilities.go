@@ -17,9 +17,23 @@ var promise = strategies.Promise{
 		}
 		return true, ""
 	},
-	Claims: []strategies.Claims{{
-		Repeatable: strategies.Precise, Convergent: strategies.Precise, Deterministic: strategies.Precise,
-		Arbitrary: strategies.Rollback}},
+	// What it achieves on every case of the conformance matrix (exact
+	// claims). The secondary interleaves the live input by its own arrival:
+	// with network jitter that differs from the primary's (shipping
+	// decisions covers only what the primary decided). When every host with
+	// a fragment's state fails, a stateless query is rebuilt by the
+	// upstream's replay (repeating) and a stateful one loses its state.
+	Claims: []strategies.Claims{
+		{Exact: true, Repeatable: strategies.Precise, Convergent: strategies.Precise, Deterministic: strategies.Precise,
+			Arbitrary: strategies.Precise, StateLost: strategies.Gap,
+			Cases: map[string]string{"repeatable/crash-primary-and-next": strategies.Repeating,
+				"arbitrary/crash-first": strategies.Convergent}},
+		{Exact: true, Repeatable: strategies.Precise, Convergent: strategies.Precise, Deterministic: strategies.Precise,
+			Arbitrary: strategies.Precise, StateLost: strategies.Gap,
+			Cases: map[string]string{"repeatable/crash-primary-and-next": strategies.Repeating,
+				"arbitrary/crash-first": strategies.Convergent},
+			Params: map[string]any{"ship_decisions": true}},
+	},
 }
 
 // soakDraw draws the parameters of a soak case.

@@ -29,6 +29,11 @@ type NodeConfig struct {
 	// TraceEmits traces every tuple the node emits (EvEmit): verbose, for
 	// teaching and debugging.
 	TraceEmits bool
+	// NoRepair turns off the repair machinery of docs/reliability.md's
+	// rules 2 and 3 — gap repair, tail markers, resume retries and route
+	// seeking — to measure what it costs (streamha bench); a receiver then
+	// takes a gap as lost. Never set it in an experiment.
+	NoRepair bool
 }
 
 type inPort struct {
@@ -130,6 +135,11 @@ type Node struct {
 	// route seeking (node_route.go): the retry timer is armed, its interval
 	seekArmed   bool
 	seekBackoff time.Duration
+	// output commit (node_gate.go): on, and the last seq that may leave
+	gated    bool
+	gateUpTo uint64
+	// noRepair: NodeConfig.NoRepair
+	noRepair bool
 
 	stats NodeStats
 }
@@ -143,6 +153,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	n := &Node{
 		host: cfg.Host, frag: frag, topo: cfg.Topology, env: cfg.Env,
 		fencing: !cfg.NoFencing, traceEmits: cfg.TraceEmits, down: map[string]bool{},
+		noRepair: cfg.NoRepair,
 	}
 	n.routes = make([]Route, len(cfg.Topology.Frags)+1)
 	for i, f := range cfg.Topology.Frags {
@@ -487,6 +498,9 @@ func (n *Node) TrimOutput(upTo uint64) int {
 // Replay sends to host the retained tuples with seq > from, in order.
 func (n *Node) Replay(to string, from uint64) {
 	i, end := n.out.Index(from+1), n.out.Len()
+	if n.gated {
+		end = n.out.Index(n.released() + 1) // never past the output commit
+	}
 	n.Trace(Event{Kind: EvReplayStart, Peer: to, Seq: from, N: int64(end - i)})
 	// What this node can no longer provide after from: the receiver takes
 	// that hole as lost instead of waiting for it.
@@ -496,13 +510,29 @@ func (n *Node) Replay(to string, from uint64) {
 		if s := n.out.At(i).Seq; s > from+1 {
 			avail = s - 1
 		}
-	case n.outNext > from:
-		avail = n.outNext
+	case i == n.out.Len() && n.released() > from:
+		avail = n.released() // retains nothing after from
 	}
 	if avail > from {
 		n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Type: ReplayFromType, Seq: avail})
 	}
-	n.lastReplayTo, n.lastReplayUpTo = to, n.outNext
+	upTo := n.released()
+	n.lastReplayTo, n.lastReplayUpTo = to, upTo
+	n.sendRetained(to, i, end)
+	// The marker tells the receiver which seq ends the replay, so it can
+	// trace when it has caught up.
+	n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Type: ReplayEndType, Seq: upTo})
+	n.Trace(Event{Kind: EvReplayEnd, Peer: to, N: int64(end - i)})
+	// Live output held for to can follow now: nothing overtakes this
+	// replay on the link. Waiting for to's resume instead would hold it
+	// for ever if the resume was lost, since this replay's end marker
+	// already answers the receiver's request.
+	n.releaseAwaiting(to)
+}
+
+// sendRetained sends the retained outputs from queue index i to end to
+// host, in messages of at most 512 tuples.
+func (n *Node) sendRetained(to string, i, end int) {
 	var scratch []Tuple // a CopySender copies each chunk: one buffer serves them all
 	for j := i; j < end; {
 		c := min(end-j, 512)
@@ -514,15 +544,6 @@ func (n *Node) Replay(to string, from uint64) {
 		}
 		j += c
 	}
-	// The marker tells the receiver which seq ends the replay, so it can
-	// trace when it has caught up.
-	n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Type: ReplayEndType, Seq: n.outNext})
-	n.Trace(Event{Kind: EvReplayEnd, Peer: to, N: int64(end - i)})
-	// Live output held for to can follow now: nothing overtakes this
-	// replay on the link. Waiting for to's resume instead would hold it
-	// for ever if the resume was lost, since this replay's end marker
-	// already answers the receiver's request.
-	n.releaseAwaiting(to)
 }
 
 // ReplayEndType marks the empty data message that ends a replay; its Seq
@@ -575,6 +596,10 @@ func (n *Node) RecordedInputs(port int) int { return n.times[port].size() }
 // RecordOrder turns on recording of the input port of every processed
 // tuple: the node's non-deterministic interleaving decisions.
 func (n *Node) RecordOrder(on bool) { n.recordOrder = on }
+
+// RecordedDecisions is the number of decisions recorded and not yet taken
+// with TakeOrderLog.
+func (n *Node) RecordedDecisions() int { return len(n.orderLog) }
 
 // TakeOrderLog returns and clears the recorded decisions.
 func (n *Node) TakeOrderLog() []uint8 {
@@ -737,6 +762,14 @@ func (n *Node) PeerUp(host string) {
 	}
 	delete(n.down, host)
 	n.Trace(Event{Kind: EvAlive, Peer: host})
+	if n.frag >= 0 && !n.IsSink() && host != n.host && host == n.routes[n.frag].Primary {
+		// This node may have missed its fragment's routes while it was
+		// cut off from the primary: a secondary dropped meanwhile would
+		// otherwise take over later from its stale state, believing
+		// itself next in line. It asks; the primary does not push its
+		// route, which after a partition may be a superseded one.
+		n.Send(host, &Message{Kind: KindRoute, Type: RouteQueryType, Seq: uint64(n.frag) + 1})
+	}
 	n.resendSkipped(host)
 	n.hooks.PeerUp(host)
 	n.elect()
@@ -754,6 +787,11 @@ func (n *Node) Deliver(m *Message) {
 		// Whoever answers the resume (the runtime or a hook), the live
 		// output held back meanwhile follows the answer.
 		defer n.releaseAwaiting(m.From)
+	}
+	if m.Kind == KindStrategy && m.Frag == n.frag && n.frag >= 0 && m.Frag < len(n.topo.Frags) && m.Epoch > n.Epoch() {
+		// A strategy message from a primary of a newer epoch of this
+		// fragment: this node missed its takeover's route.
+		n.askRoute(m)
 	}
 	if !n.hooks.Message(m) {
 		switch m.Kind {
@@ -894,7 +932,7 @@ func (n *Node) onData(m *Message) {
 			continue
 		}
 		if in.seen && t.Seq > in.last+1 {
-			if n.fencing {
+			if n.fencing && !n.noRepair {
 				n.holdBeyondGap(p, t)
 				continue
 			}
@@ -1034,6 +1072,11 @@ func (n *Node) flush() {
 	if !n.IsPrimary() {
 		n.batch = n.batch[:0]
 		return
+	}
+	if n.gated {
+		if n.gateBatch(); len(n.batch) == 0 {
+			return
+		}
 	}
 	b := n.batch
 	var (

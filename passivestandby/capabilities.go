@@ -17,9 +17,26 @@ var promise = strategies.Promise{
 		}
 		return true, ""
 	},
-	Claims: []strategies.Claims{{
-		Repeatable: strategies.Precise, Convergent: strategies.Precise, Deterministic: strategies.Precise,
-		Arbitrary: strategies.Rollback, Params: map[string]any{"log_nondeterminism": true}}},
+	// What it achieves on every case of the conformance matrix: exact
+	// claims, so doing better than claimed fails too. When every host with
+	// a fragment's state fails, a stateless query is rebuilt by the
+	// upstream's replay (repeating) and a stateful one loses its state. The
+	// union is A's: only crashing A re-interleaves its input. With the log
+	// the new primary follows the logged decisions for what A processed and
+	// interleaves the rest by its own arrival (convergent); without it the
+	// re-interleaved outputs no longer match their seqs and the
+	// downstream's dedup by seq drops some never delivered (gap).
+	Claims: []strategies.Claims{
+		{Exact: true, Repeatable: strategies.Precise, Convergent: strategies.Precise, Deterministic: strategies.Precise,
+			Arbitrary: strategies.Precise, StateLost: strategies.Gap,
+			Cases: map[string]string{"repeatable/crash-primary-and-next": strategies.Repeating,
+				"arbitrary/crash-first": strategies.Convergent},
+			Params: map[string]any{"log_nondeterminism": true}},
+		{Exact: true, Repeatable: strategies.Precise, Convergent: strategies.Precise, Deterministic: strategies.Precise,
+			Arbitrary: strategies.Precise, StateLost: strategies.Gap,
+			Cases: map[string]string{"repeatable/crash-primary-and-next": strategies.Repeating,
+				"arbitrary/crash-first": strategies.Gap}},
+	},
 }
 
 // soakDraw draws the parameters of a soak case: every checkpoint mode, with

@@ -21,7 +21,7 @@ func init() {
 			"processes only new input. No runtime cost; gap recovery (everything in flight or in state is lost).",
 		New: func(Params) (ha.Strategy, error) { return Amnesia{}, nil },
 		Promise: Promise{
-			Claims:     []Claims{{Repeatable: Gap, Convergent: Gap, Deterministic: Gap, Arbitrary: Gap, StateLost: Gap}},
+			Claims:     []Claims{{Exact: true, Repeatable: Gap, Convergent: Gap, Deterministic: Gap, Arbitrary: Gap, StateLost: Gap}},
 			QueueBound: retainsNothing("amnesia"),
 		},
 		Soak: func(*rand.Rand) map[string]any { return nil }, // no parameters to draw

@@ -1,11 +1,6 @@
 package strategies
 
 import (
-	"errors"
-	"fmt"
-	"slices"
-	"strings"
-
 	"github.com/streamha/streamha/ha"
 )
 
@@ -17,15 +12,13 @@ const (
 	Precise    = "precise"
 	Repeating  = "repeating"
 	Convergent = "convergent"
-	Rollback   = "rollback"
+	Divergent  = "divergent"
+	Rollback   = "rollback" // any rollback: repeating, convergent or divergent
 	Gap        = "gap"
 )
 
 // Levels lists the recovery levels, strongest first.
-var Levels = []string{Precise, Repeating, Convergent, Rollback, Gap}
-
-// ErrClaim is returned (wrapped) for a claim that is not one of Levels.
-var ErrClaim = errors.New("conformance: bad claim")
+var Levels = []string{Precise, Repeating, Convergent, Divergent, Rollback, Gap}
 
 // Promise is what a strategy promises about recovery. The soak
 // (streamha soak), the cluster's chaos check, the conformance suite
@@ -56,42 +49,29 @@ type Promise struct {
 }
 
 // Claims are what a strategy promises per query class under the
-// conformance suite's fault schedules. An empty claim checks only the
-// invariants.
+// conformance suite's fault schedules (strategies/conformance, which checks
+// them). An empty claim checks only the invariants.
 type Claims struct {
 	Repeatable, Convergent, Deterministic, Arbitrary string
 	// StateLost is the claim for the schedules that fail every host holding
-	// a fragment's state; "" checks the invariants only.
+	// a fragment's state (conformance.Fault.StateLost); "" checks the invariants only.
 	StateLost string
+	// Schedules refine the claims per fault schedule (conformance.Fault.Name → claim
+	// for every query class), e.g. precise for a short partition that no
+	// failover follows. They take precedence over StateLost.
+	Schedules map[string]string
+	// Cases refine the claims per case ("arbitrary/crash-first" → claim);
+	// they take precedence over everything else.
+	Cases map[string]string
+	// Exact makes every claim an equality: the observed recovery must be
+	// of the claimed level, not merely as good.
+	Exact bool
 	// Params are the strategy parameters used for every case (as in YAML).
 	Params map[string]any
 	// Known lists documented findings: case name ("arbitrary/crash-first")
 	// → why the claim does not hold yet. Such a case is reported but does
 	// not fail; if it starts passing, the report says the note is stale.
 	Known map[string]string
-}
-
-// ClaimFor is the claim for a query of class cl.
-func (c Claims) ClaimFor(cl ha.Class) string {
-	switch cl {
-	case ha.Repeatable:
-		return c.Repeatable
-	case ha.ConvergentCapable:
-		return c.Convergent
-	case ha.Deterministic:
-		return c.Deterministic
-	}
-	return c.Arbitrary
-}
-
-// Validate checks that every claim is one of Levels (or empty).
-func (c Claims) Validate() error {
-	for _, v := range []string{c.Repeatable, c.Convergent, c.Deterministic, c.Arbitrary, c.StateLost} {
-		if v != "" && !slices.Contains(Levels, v) {
-			return fmt.Errorf("%w %q (want one of %s)", ErrClaim, v, strings.Join(Levels, ", "))
-		}
-	}
-	return nil
 }
 
 // PreciseExpected reports whether strategy name, with raw parameters,

@@ -26,10 +26,34 @@ var promise = strategies.Promise{
 		return true, ""
 	},
 	NoAdjacentFailures: true,
+	// What it achieves on every case of the conformance matrix (exact
+	// claims). Without dedup the replay from the upstream's queue repeats
+	// outputs; a short partition or a loss burst needs no failover and gap
+	// repair from the same queue is precise. Crashing A (before the window
+	// or the sum) replays duplicates into B's state: a wrong window that the
+	// next one corrects (convergent), a sum that stays wrong (divergent).
+	// The queue trimmed at B's window boundary makes crashing B itself
+	// precise for the window, until a second crash soon after replays a
+	// closed window again (repeating). A crash of both B and B.1 is the same
+	// as one crash: B's state lives in A's queue. With dedup every replay is
+	// filtered by seq: precise, except when C and its upstream B fail
+	// together (C's backup, B's queue, is rebuilt by B's successor,
+	// renumbered: repeating) and on the union, whose interleaving follows
+	// timing that the strategy's own acknowledgements shift (convergent).
 	Claims: []strategies.Claims{
-		{Repeatable: strategies.Repeating, Convergent: strategies.Convergent, Deterministic: strategies.Gap,
-			Arbitrary: strategies.Gap},
-		{Repeatable: strategies.Precise, Params: map[string]any{"dedup": true}},
+		{Exact: true, Repeatable: strategies.Repeating, Convergent: strategies.Precise, Deterministic: strategies.Repeating,
+			Arbitrary: strategies.Repeating, StateLost: strategies.Repeating,
+			Schedules: map[string]string{"partition-short": strategies.Precise, "loss-burst": strategies.Precise},
+			Cases: map[string]string{
+				"convergent-capable/crash-first": strategies.Convergent, "convergent-capable/two-crashes": strategies.Repeating,
+				"convergent-capable/crash-primary-and-next": strategies.Precise,
+				"deterministic/crash-first":                 strategies.Divergent, "arbitrary/crash-first": strategies.Divergent,
+			}},
+		{Exact: true, Repeatable: strategies.Precise, Convergent: strategies.Precise, Deterministic: strategies.Precise,
+			Arbitrary: strategies.Convergent, StateLost: strategies.Precise,
+			Cases: map[string]string{"deterministic/crash-adjacent": strategies.Repeating,
+				"arbitrary/crash-primary-and-next": strategies.Convergent},
+			Params: map[string]any{"dedup": true}},
 	},
 	QueueBound: func(p strategies.Params) (int64, string, bool) {
 		if v := p.Int("max_tuples"); v > 0 {

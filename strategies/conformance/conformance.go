@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -24,9 +25,12 @@ const (
 	Precise    = strategies.Precise
 	Repeating  = strategies.Repeating
 	Convergent = strategies.Convergent
-	Rollback   = strategies.Rollback
+	Divergent  = strategies.Divergent
+	Rollback   = strategies.Rollback // any rollback: repeating, convergent or divergent
 	Gap        = strategies.Gap
 )
+
+var levels = strategies.Levels
 
 // MaxEventFactor bounds a faulty run's simulator events relative to the
 // failure-free no-HA run of the same query: a strategy that floods the
@@ -119,6 +123,7 @@ type Case struct {
 	Query   string `json:"query"`
 	Fault   string `json:"fault"`
 	Claim   string `json:"claim"`
+	Exact   bool   `json:"exact,omitempty"` // the claim is an equality, not a lower bound
 	Type    string `json:"type"`
 	Subtype string `json:"subtype"`
 	// Passed is true when the claim and every invariant held.
@@ -174,8 +179,13 @@ func (r *Report) Write(w io.Writer) {
 			verdict = "ok (stale known note)"
 		}
 		claim := c.Claim
-		if claim == "" {
+		switch {
+		case claim == "":
 			claim = "-"
+		case c.Exact:
+			claim = "=" + claim
+		default:
+			claim = "≥" + claim
 		}
 		fmt.Fprintf(w, "  %-42s claim %-10s got %-20s %s\n", c.Name, claim, c.Label(), verdict)
 	}
@@ -198,9 +208,58 @@ func (r *Report) Write(w io.Writer) {
 }
 
 // ErrClaim is returned (wrapped) for a claim that is not a known level.
-var ErrClaim = strategies.ErrClaim
+var ErrClaim = errors.New("conformance: bad claim")
 
-// rank orders observed recoveries like claims: 0 precise … 4 gap.
+func claimFor(c Claims, cl ha.Class) string {
+	switch cl {
+	case ha.Repeatable:
+		return c.Repeatable
+	case ha.ConvergentCapable:
+		return c.Convergent
+	case ha.Deterministic:
+		return c.Deterministic
+	}
+	return c.Arbitrary
+}
+
+// claimOf is the claim for the case of query class q under fault f.
+func claimOf(c Claims, q Query, f Fault) string {
+	if v, ok := c.Cases[q.Class.String()+"/"+f.Name]; ok {
+		return v
+	}
+	if v, ok := c.Schedules[f.Name]; ok {
+		return v
+	}
+	if f.StateLost {
+		return c.StateLost
+	}
+	return claimFor(c, q.Class)
+}
+
+func validate(c Claims) error {
+	vals := []string{c.Repeatable, c.Convergent, c.Deterministic, c.Arbitrary, c.StateLost}
+	for name, v := range c.Schedules {
+		if !slices.ContainsFunc(Faults, func(f Fault) bool { return f.Name == name }) {
+			return fmt.Errorf("%w: no fault schedule %q", ErrClaim, name)
+		}
+		vals = append(vals, v)
+	}
+	for name, v := range c.Cases {
+		if !slices.Contains(Cases(), name) {
+			return fmt.Errorf("%w: no case %q", ErrClaim, name)
+		}
+		vals = append(vals, v)
+	}
+	for _, v := range vals {
+		if v != "" && !slices.Contains(levels, v) {
+			return fmt.Errorf("%w %q (want one of %s)", ErrClaim, v, strings.Join(levels, ", "))
+		}
+	}
+	return nil
+}
+
+// rank orders observed recoveries and claims: 0 precise … 4 gap (a claim
+// of rollback ranks with divergent, the weakest rollback).
 func rank(typ, sub string) int {
 	switch {
 	case typ == "precise":
@@ -213,6 +272,34 @@ func rank(typ, sub string) int {
 		return 3
 	}
 	return 4
+}
+
+// claimRank is the rank of a claimed level.
+func claimRank(claim string) int {
+	switch claim {
+	case Precise:
+		return 0
+	case Repeating:
+		return 1
+	case Convergent:
+		return 2
+	case Divergent, Rollback:
+		return 3
+	}
+	return 4
+}
+
+// holds reports whether an observed recovery meets claim: at least as
+// good, or with exact of exactly that level.
+func holds(claim string, exact bool, typ, sub string) bool {
+	r := rank(typ, sub)
+	switch {
+	case !exact:
+		return r <= claimRank(claim)
+	case claim == Rollback:
+		return typ == "rollback"
+	}
+	return r == claimRank(claim)
 }
 
 // Cases lists the case names of the matrix in run order.
@@ -230,7 +317,7 @@ func Cases() []string {
 // the report. Errors are for a bad name, bad parameters or a bad claim;
 // a misbehaving strategy (even one that panics) gives a failing report.
 func Check(name string, claims Claims) (*Report, error) {
-	if err := claims.Validate(); err != nil {
+	if err := validate(claims); err != nil {
 		return nil, err
 	}
 	info, err := strategies.Lookup(name)
@@ -343,10 +430,7 @@ func simulate(info strategies.Info, params strategies.Params, e *experiment.Expe
 
 func runCase(info strategies.Info, params strategies.Params, claims Claims, q Query, f Fault, ref *refRun) Case {
 	c := Case{Name: q.Class.String() + "/" + f.Name, Query: q.Class.String(), Fault: f.Name,
-		Claim: claims.ClaimFor(q.Class), Emitted: ref.emitted, Known: claims.Known[q.Class.String()+"/"+f.Name]}
-	if f.StateLost {
-		c.Claim = claims.StateLost
-	}
+		Claim: claimOf(claims, q, f), Exact: claims.Exact, Emitted: ref.emitted, Known: claims.Known[q.Class.String()+"/"+f.Name]}
 	fail := func(format string, a ...any) { c.Problems = append(c.Problems, fmt.Sprintf(format, a...)) }
 	e, err := buildExperiment(q, f.YAML, info.Name, claims.Params)
 	if err != nil {
@@ -360,13 +444,17 @@ func runCase(info strategies.Info, params strategies.Params, claims Claims, q Qu
 	}
 	c.Recovery = metrics.RecoveryOf(ref.trace, first.Trace)
 	c.Type, c.Subtype = c.Recovery.Type, c.Recovery.Subtype
-	if c.Claim != "" && rank(c.Type, c.Subtype) > slices.Index(strategies.Levels, c.Claim) {
+	if c.Claim != "" && !holds(c.Claim, claims.Exact, c.Type, c.Subtype) {
 		why := ""
 		if len(c.Recovery.Explanations) > 0 {
 			why = ": " + c.Recovery.Explanations[0]
 		}
-		fail("claimed %s but got %s (missing %d, duplicates %d, wrong %d, lost inputs %d)%s",
-			c.Claim, c.Label(), c.Recovery.Missing, c.Recovery.Duplicates, c.Recovery.Wrong, c.Recovery.LostInputs, why)
+		exactly := ""
+		if claims.Exact {
+			exactly = "exactly "
+		}
+		fail("claimed %s%s but got %s (missing %d, duplicates %d, wrong %d, lost inputs %d)%s",
+			exactly, c.Claim, c.Label(), c.Recovery.Missing, c.Recovery.Duplicates, c.Recovery.Wrong, c.Recovery.LostInputs, why)
 	}
 	if last, want := first.Trace.Deliveries().LastTime(), ref.trace.Deliveries().LastTime()-resumeSlack; last < want {
 		fail("output never resumed: the last output came at %s, the failure-free run's at %s", last, want+resumeSlack)
