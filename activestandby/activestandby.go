@@ -45,6 +45,7 @@ func init() {
 		Promise: promise,
 		Soak:    soakDraw,
 		Model:   model,
+		Color:   2,
 	})
 }
 

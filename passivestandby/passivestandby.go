@@ -153,6 +153,7 @@ func init() {
 		Promise: promise,
 		Soak:    soakDraw,
 		Model:   model,
+		Color:   3,
 	})
 }
 

@@ -12,6 +12,7 @@ func init() {
 		Doc:    "No high availability: a failed fragment stays down. The baseline every overhead is measured against.",
 		New:    func(Params) (ha.Strategy, error) { return None{}, nil },
 		Hidden: true,
+		Color:  5,
 		// No model: without a takeover there is no recovery to model.
 		Promise: Promise{QueueBound: retainsNothing("none")},
 	})
@@ -28,6 +29,7 @@ func init() {
 		// Restart empty, no replay: the input in flight is lost, not caught
 		// up, and nothing is paid while nothing fails.
 		Model: func(ModelInput) ModelCost { return ModelCost{} },
+		Color: 1,
 	})
 }
 

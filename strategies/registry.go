@@ -53,6 +53,10 @@ type Info struct {
 	Soak SoakDraw
 	// Model is its analytic model of recovery time and overhead (reports).
 	Model Model
+	// Color fixes its colour in every figure, whichever strategies a run
+	// compares: an index into the figures' palette, plus one. 0 leaves the
+	// choice to reports: a stable one among the colours after the fixed ones.
+	Color int
 }
 
 var registry = map[string]Info{}

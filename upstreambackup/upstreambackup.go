@@ -47,6 +47,7 @@ func init() {
 		Promise: promise,
 		Soak:    soakDraw,
 		Model:   model,
+		Color:   4,
 	})
 }
 
