@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamha/streamha/activestandby"
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -65,7 +66,7 @@ const secondaryJitter = "{at: 0s, delay: {from: src, to: A.1, extra: 300us}, for
 
 func run(t *testing.T, yaml string) *sim.StrategyRun {
 	t.Helper()
-	e, err := sim.Parse([]byte(yaml), t.Name())
+	e, err := experiment.Parse([]byte(yaml), t.Name())
 	require.NoError(t, err)
 	cmp, err := sim.Compare(e, []string{activestandby.Name})
 	require.NoError(t, err)
@@ -328,7 +329,7 @@ func TestDefaultExperiment(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the 20 s default experiment")
 	}
-	e := sim.Default()
+	e := experiment.Default()
 	cmp, err := sim.Compare(e, []string{activestandby.Name})
 	require.NoError(t, err)
 	r := cmp.Runs[0]
@@ -358,12 +359,12 @@ func TestDefaultExperiment(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	t.Parallel()
 	y := unionJitter + "strategy: {name: active-standby, ship_decisions: true}\nfaults: [{at: 3.4s, crash: A}, {at: 4.5s, pause: A.1, for: 400ms}]\n"
-	e, err := sim.Parse([]byte(y), t.Name())
+	e, err := experiment.Parse([]byte(y), t.Name())
 	require.NoError(t, err)
 	trace := func() []byte {
 		st, err := strategies.Build(activestandby.Name, e.ParamsFor(activestandby.Name))
 		require.NoError(t, err)
-		cfg, err := e.SimConfig(st, false)
+		cfg, err := sim.ConfigFor(e, st, false)
 		require.NoError(t, err)
 		out, err := sim.Run(cfg)
 		require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamha/streamha/activestandby"
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/sim"
 )
@@ -22,7 +23,7 @@ func TestSecondaryTakeoverAfterDownstreamTakeover(t *testing.T) {
 	for _, crashA := range []string{"2.05s", "2.5s"} {
 		t.Run(crashA, func(t *testing.T) {
 			t.Parallel()
-			e, err := sim.Parse([]byte(`name: soak-regression
+			e, err := experiment.Parse([]byte(`name: soak-regression
 seed: 1813845714
 duration: 3s
 drain: 2s
@@ -54,7 +55,7 @@ faults:
 // again (it used to be lost: gap).
 func TestShortFalseSuspicion(t *testing.T) {
 	t.Parallel()
-	e, err := sim.Parse([]byte(`name: soak-regression
+	e, err := experiment.Parse([]byte(`name: soak-regression
 seed: 918674314
 duration: 1.6s
 drain: 2s
@@ -84,7 +85,7 @@ faults:
 // the primary resends them from the ones it keeps.
 func TestLostDecisionsAreResent(t *testing.T) {
 	t.Parallel()
-	e, err := sim.Parse([]byte(`name: soak-regression
+	e, err := experiment.Parse([]byte(`name: soak-regression
 seed: 199348384
 duration: 1.9s
 drain: 2s

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamha/streamha/examples"
-	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/experiment"
 
 	_ "github.com/streamha/streamha/activestandby"
 	_ "github.com/streamha/streamha/passivestandby"
@@ -34,7 +34,7 @@ func TestEveryExampleIsValid(t *testing.T) {
 					return
 				}
 			}
-			_, err = sim.Parse(b, e.Name())
+			_, err = experiment.Parse(b, e.Name())
 			require.NoError(t, err)
 		})
 	}

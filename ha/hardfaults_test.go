@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/sim"
 
@@ -118,7 +119,7 @@ func TestHardFaultsRecover(t *testing.T) {
 		for _, seed := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("%s/seed %d", hf.name, seed), func(t *testing.T) {
 				t.Parallel()
-				e, err := sim.Parse([]byte(fmt.Sprintf("name: hard\nseed: %d\n%s", seed, hf.yaml)), t.Name())
+				e, err := experiment.Parse([]byte(fmt.Sprintf("name: hard\nseed: %d\n%s", seed, hf.yaml)), t.Name())
 				require.NoError(t, err)
 				c, err := sim.Compare(e, names)
 				require.NoError(t, err)

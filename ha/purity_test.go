@@ -5,7 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,12 +15,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// protocolDirs are the packages where a run must be a pure function of
-// (experiment, seed): no wall clock, sleeps, goroutines or global randomness.
-var protocolDirs = []string{"ha", "strategies", "activestandby", "passivestandby", "upstreambackup", "sim"}
+// haImport is the import path of the common runtime: every package that
+// imports it (and ha itself) is protocol code, where a run must be a pure
+// function of (experiment, seed): no wall clock, sleeps, goroutines or
+// global randomness. A new strategy package is checked without being
+// listed anywhere.
+const haImport = "github.com/streamha/streamha/ha"
 
-// realRuntimeDirs are sub-trees of ha/ that drive nodes with real time and I/O.
-var realRuntimeDirs = []string{filepath.Join("ha", "cluster"), filepath.Join("ha", "inproc")}
+// runtimeDirs are the packages that import ha to drive nodes with real
+// time and I/O: the two real runtimes and the CLI. (The sweep runner,
+// package sweep, runs points on a pool of goroutines; it does not import ha.)
+var runtimeDirs = []string{filepath.Join("ha", "cluster"), filepath.Join("ha", "inproc"), filepath.Join("cmd", "streamha")}
 
 var forbiddenTime = map[string]bool{
 	"Now": true, "Sleep": true, "After": true, "AfterFunc": true, "Tick": true,
@@ -77,40 +84,61 @@ func checkFile(t *testing.T, fset *token.FileSet, path string, src any) []string
 }
 
 func TestProtocolCodeIsPure(t *testing.T) {
-	root := filepath.Join("..")
+	dirs := protocolDirs(t, "..")
+	for _, want := range []string{"ha", "strategies", "activestandby", "passivestandby", "upstreambackup", "sim"} {
+		require.Contains(t, dirs, want, "the walk finds every package that imports ha")
+	}
 	fset := token.NewFileSet()
 	var bad []string
 	files := 0
-	for _, dir := range protocolDirs {
-		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, path)
-			if d.IsDir() {
-				for _, skip := range realRuntimeDirs {
-					if rel == skip {
-						return filepath.SkipDir
-					}
-				}
-				if d.Name() == "testdata" {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-				return nil
-			}
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
+		for _, path := range dirs[dir] {
 			files++
 			bad = append(bad, checkFile(t, fset, path, nil)...)
-			return nil
-		})
-		if err != nil && !strings.Contains(err.Error(), "no such file") {
-			require.NoError(t, err)
 		}
 	}
 	require.Greater(t, files, 10, "the walk found the protocol sources")
 	require.Empty(t, bad, "protocol code must be deterministic")
+}
+
+// protocolDirs maps every directory under root whose package is ha or
+// imports ha, except runtimeDirs and testdata, to its non-test Go files.
+func protocolDirs(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	files := map[string][]string{}
+	imports := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if slices.Contains(runtimeDirs, rel) || d.Name() == "testdata" || rel != "." && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		dir := filepath.Dir(rel)
+		files[dir] = append(files[dir], path)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == haImport {
+				imports[dir] = true
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	for dir := range files {
+		if dir != "ha" && !imports[dir] {
+			delete(files, dir)
+		}
+	}
+	return files
 }
 
 // TestPurityCheckCatchesViolations proves the checker is not vacuous.

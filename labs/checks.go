@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
@@ -219,7 +220,7 @@ func lab3SweepOnce(l *Lab) ([]lab3Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, ref, err := e.Reference()
+	_, ref, err := sim.Reference(e)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +240,7 @@ func lab3SweepOnce(l *Lab) ([]lab3Point, error) {
 		if err != nil {
 			return nil, err
 		}
-		ffCfg, err := e.SimConfig(st, true)
+		ffCfg, err := sim.ConfigFor(e, st, true)
 		if err != nil {
 			return nil, err
 		}
@@ -254,12 +255,12 @@ func lab3SweepOnce(l *Lab) ([]lab3Point, error) {
 			if err != nil {
 				return nil, err
 			}
-			e.Faults[0].At = sim.Duration(d)
+			e.Faults[0].At = experiment.Duration(d)
 			st, err := info.New(params)
 			if err != nil {
 				return nil, err
 			}
-			cfg, err := e.SimConfig(st, false)
+			cfg, err := sim.ConfigFor(e, st, false)
 			if err != nil {
 				return nil, err
 			}
@@ -448,7 +449,7 @@ func lab5() *Lab {
 		}}
 	l.check = func(c *ctx) error {
 		if _, err := strategies.Lookup(Lab5Strategy); err != nil {
-			c.res.Failed = append(c.res.Failed, fmt.Sprintf("strategy %q is not registered: import your package in cmd/streamha/import_lab5.go (%v)", Lab5Strategy, err))
+			c.res.Failed = append(c.res.Failed, fmt.Sprintf("strategy %q is not registered: import your package in strategies/all/all.go (%v)", Lab5Strategy, err))
 			for _, q := range l.Questions {
 				c.add(q.Key, false, "cannot be checked without the strategy.")
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
@@ -14,12 +15,12 @@ import (
 )
 
 // experiment parses one of the lab's embedded experiment files.
-func (l *Lab) experiment(name string) (*sim.Experiment, error) {
+func (l *Lab) experiment(name string) (*experiment.Experiment, error) {
 	b, err := l.File(name)
 	if err != nil {
 		return nil, err
 	}
-	return sim.Parse(b, l.Dir+"/"+name)
+	return experiment.Parse(b, l.Dir+"/"+name)
 }
 
 // run is one strategy's simulated run of a lab experiment with everything a

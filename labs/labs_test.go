@@ -1,6 +1,7 @@
 package labs_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -401,7 +402,7 @@ func TestLab5WithoutStrategyRegistered(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, res.AllRight())
 	require.NotEmpty(t, res.Failed)
-	assert.Contains(t, res.Failed[0], "import_lab5.go")
+	assert.Contains(t, res.Failed[0], "strategies/all/all.go")
 }
 
 // TestLab5EndToEnd copies the module, puts the pristine skeleton in place
@@ -456,6 +457,49 @@ func TestLab5EndToEnd(t *testing.T) {
 	assert.Contains(t, text, "WRONG  q4")
 	assert.NotContains(t, text, `"gap"`, "a wrong answer is not told the expected one")
 
+	// The solution registers its capabilities in its own package alone
+	// (strategies/all already imports it): it is then soaked, modelled and
+	// held to its own conformance claims like a built-in strategy.
+	soak := exec.Command(bin, "soak", "--strategy", "my-strategy", "--runs", "30", "--no-progress", "--json",
+		"--out", filepath.Join(t.TempDir(), "soak"))
+	soak.Dir = dst
+	out, err := soak.CombinedOutput()
+	require.NoError(t, err, string(out))
+	var sum struct {
+		Strategies []struct {
+			Strategy       string `json:"strategy"`
+			PreciseChecked int    `json:"precise_checked"`
+			Failures       int    `json:"failures"`
+		} `json:"strategies"`
+	}
+	require.NoError(t, json.Unmarshal(out, &sum), string(out))
+	require.Len(t, sum.Strategies, 1, string(out))
+	assert.Positive(t, sum.Strategies[0].PreciseChecked, "the soak holds my-strategy to its precise promise")
+	assert.Zero(t, sum.Strategies[0].Failures, string(out))
+
+	runOut := filepath.Join(t.TempDir(), "run")
+	sim := exec.Command(bin, "run", "--config", "labs/05-own-strategy/experiment.yaml", "--strategy", "my-strategy",
+		"--out", runOut, "--quiet")
+	sim.Dir = dst
+	out, err = sim.CombinedOutput()
+	require.NoError(t, err, string(out))
+	b, err := os.ReadFile(filepath.Join(runOut, "result.json"))
+	require.NoError(t, err)
+	var res struct {
+		Runs []struct {
+			Model map[string]float64 `json:"model"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal(b, &res))
+	require.Len(t, res.Runs, 1)
+	assert.Positive(t, res.Runs[0].Model["replay_ms"], "the report models my-strategy's replay")
+
+	conf := exec.Command(goBin, "test", "./strategies/conformance", "-run", "TestRegisteredStrategiesConform/my-strategy")
+	conf.Dir = dst
+	conf.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+	out, err = conf.CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Contains(t, string(out), "ok")
 }
 
 // TestShippedSkeletonIsThePristineCopy keeps labs/testdata/lab5-skeleton

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/passivestandby"
@@ -74,9 +75,9 @@ func (x exp) yaml() string {
 	return b.String()
 }
 
-func (x exp) parse(t *testing.T) *sim.Experiment {
+func (x exp) parse(t *testing.T) *experiment.Experiment {
 	t.Helper()
-	e, err := sim.Parse([]byte(x.yaml()), t.Name())
+	e, err := experiment.Parse([]byte(x.yaml()), t.Name())
 	require.NoError(t, err, x.yaml())
 	return e
 }
@@ -97,7 +98,7 @@ func simTrace(t *testing.T, x exp, failureFree bool) *ha.Trace {
 	e := x.parse(t)
 	st, err := strategies.Build(passivestandby.Name, e.ParamsFor(passivestandby.Name))
 	require.NoError(t, err)
-	cfg, err := e.SimConfig(st, failureFree)
+	cfg, err := sim.ConfigFor(e, st, failureFree)
 	require.NoError(t, err)
 	out, err := sim.Run(cfg)
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/passivestandby"
 	"github.com/streamha/streamha/sim"
@@ -17,7 +18,7 @@ import (
 // 10.4 s) recovers precisely under passive standby.
 func TestDefaultExperimentPrecise(t *testing.T) {
 	t.Parallel()
-	c, err := sim.Compare(sim.Default(), []string{passivestandby.Name})
+	c, err := sim.Compare(experiment.Default(), []string{passivestandby.Name})
 	require.NoError(t, err)
 	r := c.Runs[0].Run.Recovery
 	requirePrecise(t, r)

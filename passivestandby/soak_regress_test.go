@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/passivestandby"
 	"github.com/streamha/streamha/sim"
@@ -70,7 +71,7 @@ func TestUnionOutputCommit(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			t.Parallel()
-			e, err := sim.Load(f)
+			e, err := experiment.Load(f)
 			require.NoError(t, err)
 			c, err := sim.Compare(e, []string{passivestandby.Name})
 			require.NoError(t, err)

@@ -53,7 +53,7 @@ func FuzzReadPoints(f *testing.F) {
 	f.Add(append(append([]byte{}, all...), all...))
 	f.Add([]byte(`{"index":0,"setting":0,"values":["50ms"],"seed":1,"result":{}}` + "\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, err := readPointsOf(sw, writeFuzzFile(t, SweepPointsFile, b), false)
+		got, err := ReadPoints(sw, writeFuzzFile(t, SweepPointsFile, b), false)
 		if err != nil {
 			return
 		}

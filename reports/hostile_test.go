@@ -155,7 +155,7 @@ func writeSweepDir(t *testing.T) (string, *sim.Sweep) {
 	sw, ps := synthPoints()
 	dir := t.TempDir()
 	require.NoError(t, WriteJSON(filepath.Join(dir, SweepMetaFile), &SweepMeta{Hash: sw.Hash(), Sweep: sw}))
-	require.NoError(t, writePoints(filepath.Join(dir, SweepPointsFile), ps))
+	require.NoError(t, WritePoints(filepath.Join(dir, SweepPointsFile), ps))
 	return dir, sw
 }
 

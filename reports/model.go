@@ -5,10 +5,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/ha/ops"
-	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/strategies"
 )
 
 // Model keys (metrics.Run.Model). Times are in ms, ratios are to the no-HA
@@ -21,8 +22,8 @@ const (
 	ModelCPURatio    = "cpu_ratio"
 	ModelBytesRatio  = "bytes_ratio"
 	ModelStateBytes  = "state_bytes"
-	ModelCkptBytesPS = "checkpoint_bytes_per_s"
-	ModelPeakQueue   = "peak_queue"
+	ModelCkptBytesPS = strategies.ModelCheckpointBytesPerS
+	ModelPeakQueue   = strategies.ModelPeakQueue
 )
 
 // wireTupleBytes approximates one data tuple's size on the wire.
@@ -47,10 +48,11 @@ type fragModel struct {
 // where passive standby replays about half a checkpoint interval of input,
 // upstream backup about one window of input, active standby nothing;
 // overhead from checkpoints (state / interval), duplicate processing (active
-// standby) and acknowledgements (upstream backup). Strategies it does not
-// know get the detection delay alone. It returns nil when the experiment
+// standby) and acknowledgements (upstream backup). The strategy's share
+// comes from its registered model (strategies.Info.Model); a strategy
+// without one gets the detection delay alone. It returns nil when the experiment
 // cannot be modelled.
-func Model(e *sim.Experiment, strategy string, params map[string]string) map[string]float64 {
+func Model(e *experiment.Experiment, strategy string, params map[string]string) map[string]float64 {
 	frags := modelFrags(e)
 	if len(frags) == 0 {
 		return nil
@@ -76,51 +78,23 @@ func Model(e *sim.Experiment, strategy string, params map[string]string) map[str
 	work += frags[len(frags)-1].out * perEvent // the sink
 	m[ModelStateBytes] = round3(state)
 
-	failed := failedFrag(e)
+	failed, failedAt := failedFrag(e)
 	var replayTuples, backlog, restore float64
-	known := true
 	cpuExtra, bytesExtra := 0.0, 0.0
-	switch strategy {
-	case "amnesia":
-		// Restart empty, no replay: the input in flight is lost, not caught up.
-	case "passive-standby":
-		iv := paramDuration(params, "checkpoint_interval", 0).Seconds()
-		if failed >= 0 {
-			restore = frags[failed].stateBytes * perByte
-			if iv > 0 {
-				replayTuples = frags[failed].in * iv / 2
-			}
-			backlog = frags[failed].in * det.Seconds()
+	model, p, known := strategyModel(strategy, params)
+	if known {
+		in := strategies.ModelInput{Failed: failed, FailedAt: failedAt, Detection: det.Seconds(), PerByte: perByte, PerEvent: perEvent,
+			FragWork: fragWork, FragBytes: fragBytes, AckBytes: ackBytes, WireTupleBytes: wireTupleBytes, Params: p}
+		for _, f := range frags {
+			in.Frags = append(in.Frags, strategies.ModelFrag{In: f.in, Out: f.out, CostPerTuple: f.costPerTup,
+				StateBytes: f.stateBytes, Window: f.window})
 		}
-		if iv > 0 {
-			// Each checkpoint holds the state and the output not yet
-			// covered downstream (about one interval of output).
-			var ckpt float64
-			for _, f := range frags {
-				ckpt += f.stateBytes + f.out*iv*wireTupleBytes
-			}
-			m[ModelCkptBytesPS] = round3(ckpt / iv)
-			cpuExtra = 2 * ckpt / iv * perByte
-			bytesExtra = ckpt / iv
+		c := model(in)
+		replayTuples, backlog, restore = c.ReplayTuples, c.Backlog, c.Restore
+		cpuExtra, bytesExtra = c.CPUExtra, c.BytesExtra
+		for k, v := range c.Figures {
+			m[k] = round3(v)
 		}
-	case "active-standby":
-		// The secondary processed everything: nothing to replay or restore.
-		cpuExtra, bytesExtra = fragWork, fragBytes
-	case "upstream-backup":
-		if failed >= 0 {
-			f := frags[failed]
-			replayTuples = f.in * f.window
-			backlog = f.in * det.Seconds()
-			m[ModelPeakQueue] = round3(f.in * math.Max(f.window, det.Seconds()))
-		}
-		ackEvery := paramDuration(params, "ack_interval", e.Source.Batch.D()).Seconds()
-		if ackEvery > 0 {
-			acks := float64(len(frags)+1) / ackEvery
-			cpuExtra = acks * perEvent
-			bytesExtra = acks * ackBytes
-		}
-	default:
-		known = false
 	}
 	if known && work > 0 {
 		m[ModelCPURatio] = round3((work + cpuExtra) / work)
@@ -154,25 +128,35 @@ func Model(e *sim.Experiment, strategy string, params map[string]string) map[str
 }
 
 // AddModels fills Model in every run of a result from experiment e.
-func AddModels(e *sim.Experiment, r *metrics.Result) {
+func AddModels(e *experiment.Experiment, r *metrics.Result) {
 	for i := range r.Runs {
 		r.Runs[i].Model = Model(e, r.Runs[i].Strategy, r.Runs[i].Params)
 	}
 }
 
-func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
-
-func paramDuration(p map[string]string, name string, def time.Duration) time.Duration {
-	if v, ok := p[name]; ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
+// strategyModel is the registered analytic model of strategy with its
+// parameters; known is false for a strategy without one (or parameters it
+// does not accept).
+func strategyModel(strategy string, params map[string]string) (model strategies.Model, p strategies.Params, known bool) {
+	info, err := strategies.Lookup(strategy)
+	if err != nil || info.Model == nil {
+		return nil, p, false
 	}
-	return def
+	raw := make(map[string]any, len(params))
+	for k, v := range params {
+		raw[k] = v
+	}
+	if p, err = info.Parse(raw); err != nil {
+		return nil, p, false
+	}
+	return info.Model, p, true
 }
 
-// failedFrag is the fragment of the first crashed or paused host, or -1.
-func failedFrag(e *sim.Experiment) int {
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// failedFrag is the fragment of the first crashed or paused host, or -1,
+// and when it fails (s).
+func failedFrag(e *experiment.Experiment) (int, float64) {
 	for _, f := range e.Faults {
 		h := f.Crash
 		if h == "" {
@@ -184,11 +168,11 @@ func failedFrag(e *sim.Experiment) int {
 		base, _, _ := strings.Cut(h, ".")
 		for i, n := range e.Nodes {
 			if n.Name == base {
-				return i
+				return i, f.At.D().Seconds()
 			}
 		}
 	}
-	return -1
+	return -1, 0
 }
 
 // valueRange tracks the distribution of values through maps so that filter
@@ -226,7 +210,7 @@ func (v valueRange) fractionBetween(gt, lt float64) float64 {
 // modelFrags walks the query computing each fragment's rates, CPU cost per
 // input tuple and state size (measured from the operators' own snapshots
 // of a synthetic steady state).
-func modelFrags(e *sim.Experiment) []fragModel {
+func modelFrags(e *experiment.Experiment) []fragModel {
 	sv := e.Source.Value
 	vr := valueRange{dist: sv.Dist, lo: sv.Min, hi: sv.Max, mu: sv.Mean, sd: sv.Std, known: sv.Dist == "uniform" || sv.Dist == "normal"}
 	rate := e.Source.Rate * float64(e.Source.Streams)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/sim"
 )
 
@@ -24,7 +25,7 @@ func TestNotRecoveredShownEverywhere(t *testing.T) {
 	// The test experiment without a spare: B never comes back.
 	noSpare := strings.Replace(testExperiment, "spares: 1", "spares: 0", 1)
 	require.NotEqual(t, testExperiment, noSpare)
-	e, err := sim.Parse([]byte(noSpare), "nospare")
+	e, err := experiment.Parse([]byte(noSpare), "nospare")
 	require.NoError(t, err)
 	cmp, err := sim.Compare(e, []string{"amnesia"})
 	require.NoError(t, err)

@@ -21,6 +21,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/streamha/streamha/strategies"
 )
 
 // Figures are drawn in a sans-serif face, like the report's text.
@@ -29,22 +31,21 @@ func init() {
 	plotter.DefaultFont = plot.DefaultFont
 }
 
-// strategyColors fixes the colour (a plotutil palette index) of each
-// built-in strategy, so a strategy has the same colour in every figure
-// whichever strategies a run or sweep compares.
-var strategyColors = map[string]int{
-	"amnesia": 0, "active-standby": 1, "passive-standby": 2, "upstream-backup": 3, "none": 4,
-}
+// fixedColors is how many palette colours the built-in strategies fix
+// (strategies.Info.Color).
+const fixedColors = 5
 
-// StrategyColor is the palette index of a strategy: fixed for the built-in
-// ones, and for any other a stable choice among the remaining colours.
+// StrategyColor is the palette index of a strategy: the one it registers
+// (strategies.Info.Color), so a strategy has the same colour in every
+// figure whichever strategies a run or sweep compares, and for any other a
+// stable choice among the colours after the fixed ones.
 func StrategyColor(name string) int {
-	if i, ok := strategyColors[name]; ok {
-		return i
+	if info, err := strategies.Lookup(name); err == nil && info.Color > 0 {
+		return info.Color - 1
 	}
 	h := fnv.New32a()
 	h.Write([]byte(name))
-	return len(strategyColors) + int(h.Sum32()%2)
+	return fixedColors + int(h.Sum32()%2)
 }
 
 // Figure is one rendered plot in both formats.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	_ "github.com/streamha/streamha/passivestandby" // the checkpointing strategy
@@ -20,7 +21,7 @@ import (
 // of the crashed B with its size, marks the one B.1 restored (the last B's
 // backup acknowledged before the crash), and names it in the figure.
 func TestCheckpointTimeline(t *testing.T) {
-	e, err := sim.Parse([]byte(testExperiment), "test")
+	e, err := experiment.Parse([]byte(testExperiment), "test")
 	require.NoError(t, err)
 	cmp, err := sim.Compare(e, []string{"passive-standby", "amnesia"})
 	require.NoError(t, err)

@@ -423,10 +423,10 @@ func stride(n, limit int) int {
 	return (n + limit - 1) / limit
 }
 
-// strategyFigures are one strategy's latency/throughput and output-timeline
+// RunFigures are one strategy's latency/throughput and output-timeline
 // figures, drawn from its faulty run classified against the reference, and
 // its checkpoint timeline when it checkpoints.
-func strategyFigures(run sim.FaultyRun) ([]Figure, error) {
+func RunFigures(run sim.FaultyRun) ([]Figure, error) {
 	stem := sanitizeName(run.Strategy)
 	f, err := LatencyFigure("latency-"+stem, run.Strategy, run.Trace, run.Recovery)
 	if err != nil {

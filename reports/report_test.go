@@ -18,16 +18,20 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
+
+	// The model reads each strategy's own model from the registry.
+	_ "github.com/streamha/streamha/strategies/all"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func compareRun(t *testing.T) *sim.Comparison {
 	t.Helper()
-	e, err := sim.Parse([]byte(testExperiment), "test")
+	e, err := experiment.Parse([]byte(testExperiment), "test")
 	require.NoError(t, err)
 	cmp, err := sim.Compare(e, []string{"amnesia", "sweeptest"})
 	require.NoError(t, err)
@@ -194,38 +198,6 @@ func readCSV(t *testing.T, path string) []map[string]string {
 	return out
 }
 
-func TestSweepReportFiles(t *testing.T) {
-	sw := testSweep(t)
-	dir := t.TempDir()
-	ps, err := RunSweep(t.Context(), dir, sw, SweepOptions{Workers: 2, Command: "streamha sweep --param detector.timeout=100ms,400ms"})
-	require.NoError(t, err)
-	meta, loaded, err := LoadSweepDir(dir)
-	require.NoError(t, err)
-	assert.Equal(t, ps, loaded)
-	figs, err := WriteSweepReport(dir, meta, loaded)
-	require.NoError(t, err)
-	assert.Len(t, figs, 4+2*len(sw.Strategies))
-	page := readFile(t, filepath.Join(dir, "report.html"))
-	assertSelfContained(t, page)
-	assert.Contains(t, page, "streamha sweep --param detector.timeout=100ms,400ms")
-	for _, f := range []string{"recovery-vs-detector.timeout.png", "overhead-vs-detector.timeout.svg", "tradeoff-detector.timeout.png", "recovery-cdf.svg", "points.csv"} {
-		assert.FileExists(t, filepath.Join(dir, f))
-	}
-	rows := Aggregate(ps)
-	csvRows := readCSV(t, filepath.Join(dir, "results.csv"))
-	require.Len(t, csvRows, len(rows))
-	for i, r := range rows {
-		assert.Equal(t, r.Strategy, csvRows[i]["strategy"])
-		assert.Equal(t, r.Values[0], csvRows[i]["detector.timeout"])
-		got, err := strconv.ParseFloat(csvRows[i]["recovery_ms"], 64)
-		require.NoError(t, err)
-		assert.InDelta(t, r.RecoveryMs.Mean, got, 1e-9)
-		assert.Equal(t, strconv.Itoa(r.Seeds), csvRows[i]["seeds"])
-	}
-	points := readCSV(t, filepath.Join(dir, "points.csv"))
-	assert.Len(t, points, sw.Len()*len(sw.Strategies))
-}
-
 func TestPlotsSurviveBadData(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	sw := &sim.Sweep{Name: "bad", Params: []sim.SweepParam{{Name: "rate", Values: []string{"0", "10", "1000"}}},
@@ -280,7 +252,7 @@ func TestPlotsSurviveBadData(t *testing.T) {
 }
 
 func TestModel(t *testing.T) {
-	e, err := sim.Parse([]byte(testExperiment), "test")
+	e, err := experiment.Parse([]byte(testExperiment), "test")
 	require.NoError(t, err)
 	unknown := Model(e, "someone-elses", nil)
 	assert.Equal(t, map[string]float64{ModelStateBytes: unknown[ModelStateBytes], ModelDetectionMs: 225}, unknown,
@@ -366,7 +338,7 @@ func TestRunDirAsItGoes(t *testing.T) {
 	a := t.TempDir()
 	require.NoError(t, WriteRunDir(a, whole.Result, whole.Reference, traces(whole)))
 
-	e, err := sim.Parse([]byte(testExperiment), "test")
+	e, err := experiment.Parse([]byte(testExperiment), "test")
 	require.NoError(t, err)
 	b := t.TempDir()
 	rd, err := NewRunDir(b)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
@@ -28,7 +29,7 @@ func AddModelsFromConfig(r *metrics.Result) {
 	}
 	// The run already happened: its experiment is read with the large
 	// ranges, so a real big run keeps its model (nothing is run here).
-	e, err := sim.ParseWith([]byte(r.Config), r.Experiment, sim.ParseOptions{AllowLarge: true})
+	e, err := experiment.ParseWith([]byte(r.Config), r.Experiment, experiment.ParseOptions{AllowLarge: true})
 	if err != nil {
 		return
 	}
@@ -202,7 +203,7 @@ func (d *RunDir) AddRun(run sim.FaultyRun) error {
 // addFigures draws a strategy's figures from its classification against
 // the reference run, for the report.
 func (d *RunDir) addFigures(run sim.FaultyRun) error {
-	figs, err := strategyFigures(run)
+	figs, err := RunFigures(run)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
 )
 
@@ -78,12 +79,24 @@ func pointsTable(sw *sim.Sweep, points []PointResult) *table {
 	return t
 }
 
+// SweepRepresentative is the full run of a sweep's representative point
+// (the first seed at RepresentativeSetting) that its report shows beside
+// the sweep figures. The sweep runner produces it (package sweep); the
+// report only draws it.
+type SweepRepresentative struct {
+	// Point is the representative point.
+	Point sim.SweepPoint
+	// Result is the comparison at the point.
+	Result *metrics.Result
+	// Figures are each strategy's RunFigures at the point.
+	Figures []Figure
+}
+
 // WriteSweepReport renders a sweep directory: the sweep figures, the
-// latency and output-timeline figures of the representative point (first
-// seed at the middle setting, re-run deterministically), report.md,
-// report.html, results.csv, results.json and points.csv. Missing points
-// are reported in the text. It returns the figures.
-func WriteSweepReport(dir string, meta *SweepMeta, points []PointResult) ([]Figure, error) {
+// representative point's table, latency and output-timeline figures,
+// report.md, report.html, results.csv, results.json and points.csv.
+// Missing points are reported in the text. It returns the figures.
+func WriteSweepReport(dir string, meta *SweepMeta, points []PointResult, rep *SweepRepresentative) ([]Figure, error) {
 	sw := meta.Sweep
 	if len(points) == 0 {
 		return nil, fmt.Errorf("sweep report: %s has no finished point", dir)
@@ -92,21 +105,7 @@ func WriteSweepReport(dir string, meta *SweepMeta, points []PointResult) ([]Figu
 	if err != nil {
 		return nil, err
 	}
-	rep := RepresentativeSetting(sw)
-	repPoint := sw.Point(rep * len(sw.Seeds))
-	e, err := sw.Experiment(repPoint)
-	if err != nil {
-		return nil, err
-	}
-	var runFigs []Figure
-	cmp, err := sim.CompareWith(e, sw.Strategies, sim.CompareOptions{Faulty: func(run sim.FaultyRun) error {
-		fs, err := strategyFigures(run)
-		runFigs = append(runFigs, fs...)
-		return err
-	}})
-	if err != nil {
-		return nil, fmt.Errorf("representative point: %w", err)
-	}
+	repPoint, runFigs := rep.Point, rep.Figures
 	rows := Aggregate(points)
 	d := &document{title: fmt.Sprintf("streamha sweep: %s", sw.Name)}
 	var swept []string
@@ -136,13 +135,13 @@ func WriteSweepReport(dir string, meta *SweepMeta, points []PointResult) ([]Figu
 	}
 	d.h(2, "Representative run")
 	d.p(fmt.Sprintf("Seed %d at %s, re-run deterministically: `streamha sweep` points are pure functions of (experiment, seed).", repPoint.Seed, settingLabel(sw, repPoint.Values)))
-	d.tbl(RunTable(cmp.Result))
+	d.tbl(RunTable(rep.Result))
 	for i := range runFigs {
 		d.figure(&runFigs[i])
 	}
 	d.h(3, "Anomalies")
 	anyAnomaly := false
-	for _, run := range cmp.Result.Runs {
+	for _, run := range rep.Result.Runs {
 		if len(run.Recovery.Explanations) == 0 {
 			continue
 		}

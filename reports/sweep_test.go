@@ -1,15 +1,14 @@
 package reports
 
 import (
-	"context"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -44,45 +43,11 @@ faults:
   - {at: 3.4s, crash: B}
 `
 
-func testSweep(t *testing.T) *sim.Sweep {
-	t.Helper()
-	sw, err := sim.NewSweep("t", testExperiment, []sim.SweepParam{
-		{Name: "detector.timeout", Values: []string{"100ms", "400ms"}},
-		{Name: "knob", Values: []string{"2"}},
-	}, []string{"amnesia", "sweeptest"}, 2, nil)
-	require.NoError(t, err)
-	return sw
-}
-
 func readFile(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	require.NoError(t, err)
 	return string(b)
-}
-
-func TestSweepPointsAndParams(t *testing.T) {
-	sw := testSweep(t)
-	assert.Equal(t, []string{sim.ParamExperiment, sim.ParamStrategy}, sw.Kinds)
-	assert.Equal(t, 4, sw.Len())
-	assert.Equal(t, []uint64{7, 8}, sw.Seeds)
-	pt := sw.Point(3) // setting 1 = (400ms, 2), seed index 1
-	assert.Equal(t, []string{"400ms", "2"}, pt.Values)
-	assert.Equal(t, uint64(8), pt.Seed)
-
-	p, err := RunPoint(sw, 3)
-	require.NoError(t, err)
-	require.Len(t, p.Result.Runs, 2)
-	assert.Empty(t, p.Result.Runs[0].Params["knob"], "amnesia does not declare knob and runs unchanged")
-	assert.Equal(t, "2", p.Result.Runs[1].Params["knob"])
-	assert.Equal(t, uint64(8), p.Result.Seed)
-	// A longer detector timeout delays detection.
-	q, err := RunPoint(sw, 1)
-	require.NoError(t, err)
-	require.NotNil(t, p.Result.Runs[0].Recovery.DetectionMs)
-	require.NotNil(t, q.Result.Runs[0].Recovery.DetectionMs)
-	assert.Greater(t, *p.Result.Runs[0].Recovery.DetectionMs, *q.Result.Runs[0].Recovery.DetectionMs+200)
-	assert.Equal(t, "gap", p.Result.Runs[0].Recovery.Type)
 }
 
 func TestSweepBadParameters(t *testing.T) {
@@ -102,102 +67,10 @@ func TestSweepBadParameters(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := sim.NewSweep("t", testExperiment, []sim.SweepParam{tc.param}, []string{"amnesia", "sweeptest"}, 1, nil)
 			require.Error(t, err)
-			assert.ErrorIs(t, err, sim.ErrConfig)
+			assert.ErrorIs(t, err, experiment.ErrConfig)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
-}
-
-func TestSweepIdenticalWhateverWorkersAndShards(t *testing.T) {
-	sw := testSweep(t)
-	ctx := context.Background()
-	root := t.TempDir()
-	one, four := filepath.Join(root, "w1"), filepath.Join(root, "w4")
-	p1, err := RunSweep(ctx, one, sw, SweepOptions{Workers: 1})
-	require.NoError(t, err)
-	p4, err := RunSweep(ctx, four, sw, SweepOptions{Workers: 4})
-	require.NoError(t, err)
-	require.Len(t, p1, sw.Len())
-	assert.Equal(t, p1, p4)
-	whole := readFile(t, filepath.Join(one, SweepPointsFile))
-	assert.Equal(t, whole, readFile(t, filepath.Join(four, SweepPointsFile)))
-
-	var shards []string
-	for i := range 3 {
-		d := filepath.Join(root, "s", string(rune('0'+i)))
-		ps, err := RunSweep(ctx, d, sw, SweepOptions{Workers: 2, Shard: i, Shards: 3})
-		require.NoError(t, err)
-		assert.Len(t, ps, len(sw.Shard(i, 3)))
-		assert.NotEmpty(t, ps)
-		shards = append(shards, d)
-	}
-	merged := filepath.Join(root, "merged")
-	_, ps, missing, err := MergeSweeps(merged, shards)
-	require.NoError(t, err)
-	assert.Zero(t, missing)
-	assert.Equal(t, p1, ps)
-	assert.Equal(t, whole, readFile(t, filepath.Join(merged, SweepPointsFile)))
-
-	// A partial merge says how many points are missing.
-	_, _, missing, err = MergeSweeps(filepath.Join(root, "partial"), shards[:2])
-	require.NoError(t, err)
-	assert.Equal(t, len(sw.Shard(2, 3)), missing)
-}
-
-func TestSweepResumes(t *testing.T) {
-	sw := testSweep(t)
-	dir := t.TempDir()
-	full, err := RunSweep(context.Background(), dir, sw, SweepOptions{Workers: 2})
-	require.NoError(t, err)
-	path := filepath.Join(dir, SweepPointsFile)
-	whole := readFile(t, path)
-	// Interrupt: keep two whole lines and part of the third.
-	lines, cut := 0, 0
-	for i, c := range whole {
-		if c == '\n' {
-			lines++
-			if lines == 2 {
-				cut = i + 1
-				break
-			}
-		}
-	}
-	require.NoError(t, os.WriteFile(path, []byte(whole[:cut+40]), 0o644))
-	var firstDone = -1
-	again, err := RunSweep(context.Background(), dir, sw, SweepOptions{Workers: 2, Progress: func(done, total int) {
-		if firstDone < 0 {
-			firstDone = done
-		}
-		assert.Equal(t, sw.Len(), total)
-	}})
-	require.NoError(t, err)
-	assert.Equal(t, 2, firstDone, "the two complete points are not run again")
-	assert.Equal(t, full, again)
-	assert.Equal(t, whole, readFile(t, path))
-
-	// A different sweep refuses the directory.
-	other, err := sim.NewSweep("t", testExperiment, []sim.SweepParam{{Name: "source.rate", Values: []string{"300"}}}, []string{"amnesia"}, 1, nil)
-	require.NoError(t, err)
-	_, err = RunSweep(context.Background(), dir, other, SweepOptions{Workers: 1})
-	assert.ErrorIs(t, err, ErrSweepMismatch)
-	_, _, _, err = MergeSweeps(filepath.Join(t.TempDir(), "m"), []string{dir, writeOther(t, other)})
-	assert.ErrorIs(t, err, ErrSweepMismatch)
-}
-
-func writeOther(t *testing.T, sw *sim.Sweep) string {
-	d := t.TempDir()
-	_, err := RunSweep(context.Background(), d, sw, SweepOptions{Workers: 1})
-	require.NoError(t, err)
-	return d
-}
-
-func TestSweepCancelled(t *testing.T) {
-	sw := testSweep(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err := RunSweep(ctx, t.TempDir(), sw, SweepOptions{Workers: 2})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "interrupted")
 }
 
 func TestSetPath(t *testing.T) {

@@ -25,7 +25,7 @@ const (
 	// MaxPointsFile bounds points.jsonl, in bytes.
 	MaxPointsFile = 1 << 30
 	// MaxTraceTime bounds an event's time: the longest run an experiment
-	// may describe (sim.LargeLimits: 1000 h of duration and of drain).
+	// may describe (experiment.LargeLimits: 1000 h of duration and of drain).
 	MaxTraceTime = 2000 * time.Hour
 	// MaxFigure bounds the magnitude of a figure (a time in ms, a count,
 	// a ratio): beyond it a value is damage, not a measurement.

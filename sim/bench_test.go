@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"github.com/streamha/streamha/experiment"
 	"testing"
 
 	"github.com/streamha/streamha/ha"
@@ -25,12 +26,12 @@ func tupleEvents(trace *ha.Trace) int64 {
 func BenchmarkSimDefault(b *testing.B) {
 	for _, name := range []string{"none", "amnesia"} {
 		b.Run(name, func(b *testing.B) {
-			e := sim.Default()
+			e := experiment.Default()
 			st, err := strategies.Build(name, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			cfg, err := e.SimConfig(st, false)
+			cfg, err := sim.ConfigFor(e, st, false)
 			if err != nil {
 				b.Fatal(err)
 			}

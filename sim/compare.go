@@ -2,8 +2,7 @@ package sim
 
 import (
 	"fmt"
-	"strings"
-	"time"
+	"github.com/streamha/streamha/experiment"
 
 	"go.yaml.in/yaml/v3"
 
@@ -40,12 +39,12 @@ type Comparison struct {
 // the expected output O_e every recovery is classified against, and its
 // counters are the overhead baseline. It returns the run's configuration
 // too (its topology, say).
-func (e *Experiment) Reference() (Config, *Outcome, error) {
+func Reference(e *experiment.Experiment) (Config, *Outcome, error) {
 	none, err := strategies.Build("none", nil)
 	if err != nil {
 		return Config{}, nil, err
 	}
-	cfg, err := e.SimConfig(none, true)
+	cfg, err := ConfigFor(e, none, true)
 	if err != nil {
 		return cfg, nil, err
 	}
@@ -86,18 +85,18 @@ type FaultyRun struct {
 // Compare runs the experiment under each named strategy (with the faults,
 // and once more without them for overhead) plus the failure-free no-HA
 // reference run, and computes every metric.
-func Compare(e *Experiment, names []string) (*Comparison, error) {
+func Compare(e *experiment.Experiment, names []string) (*Comparison, error) {
 	return CompareWith(e, names, CompareOptions{})
 }
 
 // CompareWith is Compare with options.
-func CompareWith(e *Experiment, names []string, opts CompareOptions) (*Comparison, error) {
+func CompareWith(e *experiment.Experiment, names []string, opts CompareOptions) (*Comparison, error) {
 	progress := opts.Progress
 	if progress == nil {
 		progress = func(string) {}
 	}
 	progress("reference run (failure-free, no HA)")
-	_, ref, err := e.Reference()
+	_, ref, err := Reference(e)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +109,7 @@ func CompareWith(e *Experiment, names []string, opts CompareOptions) (*Compariso
 	}
 	cmp := &Comparison{Result: res, Reference: ref.Trace}
 	for _, name := range names {
-		sr, err := e.runStrategy(name, ref.Trace, &base, progress, opts.Faulty)
+		sr, err := runStrategy(e, name, ref.Trace, &base, progress, opts.Faulty)
 		if err != nil {
 			return nil, err
 		}
@@ -121,8 +120,8 @@ func CompareWith(e *Experiment, names []string, opts CompareOptions) (*Compariso
 }
 
 // RunStrategy runs one strategy with and without faults and computes its figures.
-func (e *Experiment) RunStrategy(name string, reference *ha.Trace, base *metrics.Overhead) (*StrategyRun, error) {
-	return e.runStrategy(name, reference, base, func(string) {}, nil)
+func RunStrategy(e *experiment.Experiment, name string, reference *ha.Trace, base *metrics.Overhead) (*StrategyRun, error) {
+	return runStrategy(e, name, reference, base, func(string) {}, nil)
 }
 
 // runStrategy runs one strategy with the faults, classifies the run, hands
@@ -131,7 +130,7 @@ func (e *Experiment) RunStrategy(name string, reference *ha.Trace, base *metrics
 // faulty, the faulty trace) is released before the failure-free run, whose
 // trace keeps only the latencies: with faulty, at most two full traces
 // (the reference and one faulty run) are held at a time.
-func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics.Overhead, progress Progress,
+func runStrategy(e *experiment.Experiment, name string, reference *ha.Trace, base *metrics.Overhead, progress Progress,
 	faulty func(FaultyRun) error) (*StrategyRun, error) {
 	info, err := strategies.Lookup(name)
 	if err != nil {
@@ -152,7 +151,7 @@ func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := e.SimConfig(st, false)
+	cfg, err := ConfigFor(e, st, false)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +178,7 @@ func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics
 	if err != nil {
 		return nil, err
 	}
-	ffCfg, err := e.SimConfig(st2, true)
+	ffCfg, err := ConfigFor(e, st2, true)
 	if err != nil {
 		return nil, err
 	}
@@ -198,39 +197,13 @@ func (e *Experiment) runStrategy(name string, reference *ha.Trace, base *metrics
 	return &StrategyRun{Run: run, Trace: trace, Events: events + ff.Events}, nil
 }
 
-// FaultDescriptions describes the fault schedule in words.
-func (e *Experiment) FaultDescriptions() []string {
-	out := []string{}
-	for _, f := range e.Faults {
-		at := f.At.D().String()
-		switch {
-		case f.Crash != "":
-			out = append(out, fmt.Sprintf("crash %s at %s", f.Crash, at))
-		case f.Pause != "":
-			out = append(out, fmt.Sprintf("pause %s at %s for %s", f.Pause, at, f.For.D()))
-		case f.Partition != nil:
-			var gs []string
-			for _, g := range f.Partition {
-				gs = append(gs, "["+strings.Join(g, " ")+"]")
-			}
-			out = append(out, fmt.Sprintf("partition %s at %s for %s", strings.Join(gs, " | "), at, f.For.D()))
-		case f.Delay != nil:
-			out = append(out, fmt.Sprintf("delay %s→%s +%s at %s for %s", any1(f.Delay.From), any1(f.Delay.To), f.Delay.Extra.D(), at, f.For.D()))
-		case f.Loss != nil:
-			out = append(out, fmt.Sprintf("loss %s→%s p=%g at %s for %s", any1(f.Loss.From), any1(f.Loss.To), f.Loss.P, at, f.For.D()))
-		case f.Corrupt != nil:
-			out = append(out, fmt.Sprintf("corrupt %s→%s p=%g at %s for %s", any1(f.Corrupt.From), any1(f.Corrupt.To), f.Corrupt.P, at, f.For.D()))
-		}
+// ReferenceTrace is the expected output O_e of e: the trace of its
+// failure-free run without HA (the reference the cluster runtime's runs
+// are classified against).
+func ReferenceTrace(e *experiment.Experiment) (*ha.Trace, error) {
+	_, out, err := Reference(e)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	return out.Trace, nil
 }
-
-func any1(s string) string {
-	if s == "" {
-		return "*"
-	}
-	return s
-}
-
-// End is when the run stops (duration + drain).
-func (e *Experiment) End() time.Duration { return e.Duration.D() + e.Drain.D() }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
 )
@@ -16,7 +17,7 @@ import (
 // windows never closed in either run and amnesia looked precise; with it
 // they close in both, and amnesia's forgotten tuples show.
 func TestEndOfStreamShowsALateCrash(t *testing.T) {
-	e, err := sim.Parse([]byte(`name: joinlate
+	e, err := experiment.Parse([]byte(`name: joinlate
 seed: 3
 duration: 10s
 source: {rate: 400, keys: 32, streams: 2}
@@ -44,7 +45,7 @@ faults:
 // fragment never comes back; the run reports it not recovered, never a
 // recovery time.
 func TestNotRecoveredWithoutSpares(t *testing.T) {
-	e, err := sim.Parse([]byte(`name: nospare
+	e, err := experiment.Parse([]byte(`name: nospare
 seed: 42
 duration: 4s
 drain: 1s
@@ -76,7 +77,7 @@ faults:
 // up when the run ends. What it had not delivered yet is outstanding, not
 // missing, and the verdict says so instead of "gap".
 func TestOutstandingWhenTheRunEndsCatchingUp(t *testing.T) {
-	e, err := sim.Parse([]byte(`name: rsum-late
+	e, err := experiment.Parse([]byte(`name: rsum-late
 seed: 5
 duration: 10s
 drain: 1s

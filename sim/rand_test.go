@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/streamha/streamha/experiment"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,7 +10,7 @@ import (
 // TestUnitFloatIsFloat64: a link's draws are the ones Seeded's Float64
 // gives, so that runs stay the same.
 func TestUnitFloatIsFloat64(t *testing.T) {
-	r, p := Seeded(7, "link", "A", "B"), seededPCG(7, "link", "A", "B")
+	r, p := experiment.Seeded(7, "link", "A", "B"), experiment.SeededPCG(7, "link", "A", "B")
 	for i := range 1000 {
 		require.Equal(t, r.Float64(), unitFloat(p), "draw %d", i)
 	}

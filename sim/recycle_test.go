@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/streamha/streamha/experiment"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,25 +51,25 @@ func recyclingCases(t *testing.T) []recyclingCase {
 		if strings.HasPrefix(filepath.Base(f), "sweep") {
 			continue
 		}
-		e, err := Load(f)
+		e, err := experiment.Load(f)
 		require.NoError(t, err)
 		for _, name := range strategies.Names(true) {
 			st, err := strategies.Build(name, e.ParamsFor(name))
 			require.NoError(t, err)
-			cfg, err := e.SimConfig(st, false)
+			cfg, err := ConfigFor(e, st, false)
 			if err != nil {
 				continue // a fault names a host this strategy does not have
 			}
 			cases = append(cases, recyclingCase{filepath.Base(f) + "/" + name, cfg})
 		}
 	}
-	for _, strategy := range SoakStrategies {
+	for _, strategy := range SoakStrategies() {
 		for run := range uint64(3) {
 			c, err := GenerateSoakCase(5, strategy, run)
 			require.NoError(t, err)
 			st, err := buildStrategy(c)
 			require.NoError(t, err)
-			cfg, err := c.Experiment.SimConfig(st, false)
+			cfg, err := ConfigFor(c.Experiment, st, false)
 			require.NoError(t, err)
 			cases = append(cases, recyclingCase{"soak/" + c.ID(), cfg})
 		}
@@ -125,7 +126,7 @@ func (h *keeperHooks) Message(m *ha.Message) bool {
 // batch.
 func TestRecyclingComparisonSeesKeptBatches(t *testing.T) {
 	t.Parallel()
-	cfg, err := Default().SimConfig(keeper{}, false)
+	cfg, err := ConfigFor(experiment.Default(), keeper{}, false)
 	require.NoError(t, err)
 	on, _ := runRecycling(t, cfg, true)
 	off, _ := runRecycling(t, cfg, false)

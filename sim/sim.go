@@ -1,15 +1,8 @@
-// Package sim is streamha's deterministic discrete-event simulator: a
-// virtual clock and event queue, a network model (latency, jitter,
-// bandwidth, loss, partitions), a CPU model per host (so backlogs build up
-// during a failure and catch-up takes simulated time), a failure-detector
-// model and a fault schedule. It drives the same ha.Node state machines as
-// the cluster runtime. A run is a pure function of its Config: no wall
-// clock, goroutines or global random source are used.
 package sim
 
 import (
 	"fmt"
-	"hash/fnv"
+	"github.com/streamha/streamha/experiment"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -49,41 +42,6 @@ type Detector struct {
 	Timeout time.Duration
 }
 
-// FaultKind names a fault.
-type FaultKind string
-
-// Fault kinds.
-const (
-	FaultCrash     FaultKind = "crash"
-	FaultPause     FaultKind = "pause"
-	FaultPartition FaultKind = "partition"
-	FaultDelay     FaultKind = "delay"
-	FaultLoss      FaultKind = "loss"
-	// FaultCorrupt flips one byte of the Body of strategy messages (a
-	// checkpoint, say) on the selected links, with probability Loss.
-	FaultCorrupt FaultKind = "corrupt"
-)
-
-// Fault is one scheduled fault.
-type Fault struct {
-	At   time.Duration
-	Kind FaultKind
-	// Host is the crashed or paused host.
-	Host string
-	// For is how long a pause, partition, delay or loss lasts.
-	For time.Duration
-	// Groups are the sides of a partition: messages between hosts of
-	// different groups are dropped. Hosts in no group are unaffected.
-	Groups [][]string
-	// From and To select the links a delay or loss applies to ("" = any).
-	From, To string
-	// Delay is the extra one-way delay of a delay fault.
-	Delay time.Duration
-	// Loss is the loss probability of a loss fault, and the probability
-	// that a corrupt fault damages a message with a Body.
-	Loss float64
-}
-
 // Config is one simulated run.
 type Config struct {
 	Seed      uint64
@@ -93,7 +51,7 @@ type Config struct {
 	Network   Network
 	CPU       CPU
 	Detector  Detector
-	Faults    []Fault
+	Faults    []experiment.Fault
 	NoFencing bool
 	// NoRepair turns the runtime's repair machinery off (ha.NodeConfig.NoRepair):
 	// for measuring its cost only.
@@ -225,21 +183,6 @@ func (s *Sim) newEvent() *event {
 	return new(event)
 }
 
-// Seeded returns a random source derived from the run seed and labels.
-func Seeded(seed uint64, labels ...string) *rand.Rand {
-	return rand.New(seededPCG(seed, labels...))
-}
-
-// seededPCG is the generator behind Seeded(seed, labels...).
-func seededPCG(seed uint64, labels ...string) *rand.PCG {
-	h := fnv.New64a()
-	for _, l := range labels {
-		h.Write([]byte(l))
-		h.Write([]byte{0})
-	}
-	return rand.NewPCG(seed, h.Sum64())
-}
-
 // unitFloat is rand.New(p).Float64() without the interface call: the same
 // draw, in [0, 1).
 func unitFloat(p *rand.PCG) float64 {
@@ -269,7 +212,7 @@ func New(cfg Config) (*Sim, error) {
 		s.trace = *ha.NewLatencyTrace()
 	}
 	for _, name := range cfg.Topology.Hosts() {
-		h := &host{name: name, rng: Seeded(cfg.Seed, "node", name), declared: map[string]bool{}, idx: len(s.order)}
+		h := &host{name: name, rng: experiment.Seeded(cfg.Seed, "node", name), declared: map[string]bool{}, idx: len(s.order)}
 		s.hosts[name] = h
 		s.order = append(s.order, h)
 	}
@@ -443,7 +386,7 @@ func (s *Sim) finishHandler(h *host) {
 func (s *Sim) startFault(i int) {
 	f := s.cfg.Faults[i]
 	switch f.Kind {
-	case FaultCrash:
+	case experiment.FaultCrash:
 		h := s.hosts[f.Host]
 		if h.state == crashed {
 			return
@@ -455,7 +398,7 @@ func (s *Sim) startFault(i int) {
 		}
 		h.inbox, h.head = nil, 0
 		s.unreachable(h)
-	case FaultPause:
+	case experiment.FaultPause:
 		h := s.hosts[f.Host]
 		if h.state != up {
 			return
@@ -464,9 +407,9 @@ func (s *Sim) startFault(i int) {
 		h.state = paused
 		s.unreachable(h)
 		s.push(&event{at: s.now + f.For, kind: evFaultEnd, f: i})
-	case FaultPartition, FaultDelay, FaultLoss, FaultCorrupt:
+	case experiment.FaultPartition, experiment.FaultDelay, experiment.FaultLoss, experiment.FaultCorrupt:
 		s.active = append(s.active, i)
-		if f.Kind == FaultPartition {
+		if f.Kind == experiment.FaultPartition {
 			s.trace.Add(ha.Event{T: s.now, Kind: ha.EvPartition, Note: fmt.Sprint(f.Groups)})
 			s.partitionDetect(f)
 		}
@@ -477,7 +420,7 @@ func (s *Sim) startFault(i int) {
 func (s *Sim) endFault(i int) {
 	f := s.cfg.Faults[i]
 	switch f.Kind {
-	case FaultPause:
+	case experiment.FaultPause:
 		h := s.hosts[f.Host]
 		if h.state != paused {
 			return
@@ -492,7 +435,7 @@ func (s *Sim) endFault(i int) {
 		s.reachable(h)
 	default:
 		s.active = slices.DeleteFunc(s.active, func(j int) bool { return j == i })
-		if f.Kind == FaultPartition {
+		if f.Kind == experiment.FaultPartition {
 			s.trace.Add(ha.Event{T: s.now, Kind: ha.EvHeal, Note: fmt.Sprint(f.Groups)})
 			for _, g := range f.Groups {
 				for _, name := range g {
@@ -532,7 +475,7 @@ func (s *Sim) detectDelay(label string, observer, peer *host) time.Duration {
 	if d.Heartbeat <= 0 {
 		return d.Timeout
 	}
-	r := Seeded(s.cfg.Seed, label, observer.name, peer.name, fmt.Sprint(peer.incident))
+	r := experiment.Seeded(s.cfg.Seed, label, observer.name, peer.name, fmt.Sprint(peer.incident))
 	return d.Timeout + time.Duration(r.Int64N(int64(d.Heartbeat)))
 }
 
@@ -546,7 +489,7 @@ func (s *Sim) reachable(h *host) {
 	}
 }
 
-func (s *Sim) partitionDetect(f Fault) {
+func (s *Sim) partitionDetect(f experiment.Fault) {
 	group := map[string]int{}
 	for gi, g := range f.Groups {
 		for _, name := range g {
@@ -572,12 +515,6 @@ func (s *Sim) partitionDetect(f Fault) {
 	}
 }
 
-// onLink reports whether a delay, loss or corrupt fault applies to the
-// link from → to ("" matches any host).
-func (f *Fault) onLink(from, to string) bool {
-	return (f.From == "" || f.From == from) && (f.To == "" || f.To == to)
-}
-
 // linkFaults returns what the faults in force do to a message from a to
 // b: cut by a partition, extra delay, loss probability and the probability
 // that a message with a Body is corrupted — one pass over the active faults.
@@ -585,7 +522,7 @@ func (s *Sim) linkFaults(from, to string) (cut bool, extra time.Duration, loss, 
 	for _, i := range s.active {
 		f := &s.cfg.Faults[i]
 		switch f.Kind {
-		case FaultPartition:
+		case experiment.FaultPartition:
 			ga, gb := -1, -1
 			for gi, g := range f.Groups {
 				if slices.Contains(g, from) {
@@ -598,16 +535,16 @@ func (s *Sim) linkFaults(from, to string) (cut bool, extra time.Duration, loss, 
 			if ga >= 0 && gb >= 0 && ga != gb {
 				cut = true
 			}
-		case FaultDelay:
-			if f.onLink(from, to) {
+		case experiment.FaultDelay:
+			if f.OnLink(from, to) {
 				extra += f.Delay
 			}
-		case FaultLoss:
-			if f.onLink(from, to) {
+		case experiment.FaultLoss:
+			if f.OnLink(from, to) {
 				loss = 1 - (1-loss)*(1-f.Loss)
 			}
-		case FaultCorrupt:
-			if f.onLink(from, to) {
+		case experiment.FaultCorrupt:
+			if f.OnLink(from, to) {
 				corruptP = 1 - (1-corruptP)*(1-f.Loss)
 			}
 		}
@@ -689,7 +626,7 @@ func (e *env) transit(to string, m *ha.Message) (*host, time.Duration, *ha.Messa
 	}
 	l := e.h.links[dst.idx]
 	if l == nil {
-		l = &link{rng: seededPCG(s.cfg.Seed, "link", e.h.name, to)}
+		l = &link{rng: experiment.SeededPCG(s.cfg.Seed, "link", e.h.name, to)}
 		e.h.links[dst.idx] = l
 	}
 	dep := e.Now()
@@ -704,7 +641,7 @@ func (e *env) transit(to string, m *ha.Message) (*host, time.Duration, *ha.Messa
 	}
 	if p := corruptP; p > 0 && len(m.Body) > 0 {
 		if l.crng == nil {
-			l.crng = Seeded(s.cfg.Seed, "corrupt", e.h.name, to)
+			l.crng = experiment.Seeded(s.cfg.Seed, "corrupt", e.h.name, to)
 		}
 		if l.crng.Float64() < p {
 			m = corrupt(m, l.crng)

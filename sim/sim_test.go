@@ -3,6 +3,7 @@ package sim_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/streamha/streamha/experiment"
 	"testing"
 	"time"
 
@@ -32,11 +33,11 @@ detector: {heartbeat: 50ms, timeout: 200ms}
 
 func runTrace(t *testing.T, yaml string, strategy string) *ha.Trace {
 	t.Helper()
-	e, err := sim.Parse([]byte(yaml), "test")
+	e, err := experiment.Parse([]byte(yaml), "test")
 	require.NoError(t, err)
 	st, err := strategies.Build(strategy, e.ParamsFor(strategy))
 	require.NoError(t, err)
-	cfg, err := e.SimConfig(st, false)
+	cfg, err := sim.ConfigFor(e, st, false)
 	require.NoError(t, err)
 	out, err := sim.Run(cfg)
 	require.NoError(t, err)
@@ -168,7 +169,7 @@ faults: [{at: 1s, pause: A, for: 150ms}]
 
 func TestDeterminism(t *testing.T) {
 	run := func(seed int) []byte {
-		e := sim.Default()
+		e := experiment.Default()
 		e.Seed = uint64(seed)
 		cmp, err := sim.Compare(e, []string{"amnesia"})
 		require.NoError(t, err)
@@ -184,7 +185,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestDefaultExperimentAmnesiaIsGap(t *testing.T) {
-	cmp, err := sim.Compare(sim.Default(), []string{"amnesia"})
+	cmp, err := sim.Compare(experiment.Default(), []string{"amnesia"})
 	require.NoError(t, err)
 	r := cmp.Result.Runs[0].Recovery
 	assert.Equal(t, "gap", r.Type)
@@ -209,18 +210,18 @@ func TestNoHAStaysDown(t *testing.T) {
 }
 
 func TestFaultOnUnknownReplica(t *testing.T) {
-	e, err := sim.Parse([]byte(mapQuery+"spares: 1\nfaults: [{at: 2s, crash: A.3}]\n"), "t")
+	e, err := experiment.Parse([]byte(mapQuery+"spares: 1\nfaults: [{at: 2s, crash: A.3}]\n"), "t")
 	require.NoError(t, err, "A.3 is a valid replica name")
 	st, err := strategies.Build("amnesia", nil)
 	require.NoError(t, err)
-	_, err = e.SimConfig(st, false)
-	require.ErrorIs(t, err, sim.ErrConfig)
+	_, err = sim.ConfigFor(e, st, false)
+	require.ErrorIs(t, err, experiment.ErrConfig)
 	require.Contains(t, err.Error(), `"A.3"`)
 	require.Contains(t, err.Error(), "spares")
 }
 
 func Example() {
-	cmp, _ := sim.Compare(sim.Default(), []string{"amnesia"})
+	cmp, _ := sim.Compare(experiment.Default(), []string{"amnesia"})
 	r := cmp.Result.Runs[0].Recovery
 	fmt.Println(r.Type, r.Missing, r.Wrong > 0)
 	// Output: gap 0 true
@@ -231,7 +232,7 @@ func Example() {
 // and the reference; the comparison then keeps none, and its result is
 // exactly Compare's.
 func TestCompareWithHandsOverEachTrace(t *testing.T) {
-	e := sim.Default()
+	e := experiment.Default()
 	names := []string{"amnesia", "none"}
 	plain, err := sim.Compare(e, names)
 	require.NoError(t, err)

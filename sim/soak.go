@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"github.com/streamha/streamha/experiment"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -10,7 +12,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -64,8 +65,9 @@ func SoakQueries() []string {
 	return out
 }
 
-// SoakStrategies are the strategies the soak exercises by default.
-var SoakStrategies = []string{"amnesia", "passive-standby", "active-standby", "upstream-backup"}
+// SoakStrategies are the strategies the soak exercises by default: every
+// registered one with a soak draw (strategies.Soaked).
+func SoakStrategies() []string { return strategies.Soaked() }
 
 // SoakCase is one randomized soak run: an experiment with one strategy
 // and a random fault schedule.
@@ -78,53 +80,34 @@ type SoakCase struct {
 	// Query is the name of the soak query.
 	Query string
 	// Experiment is the complete experiment, faults included.
-	Experiment *Experiment
+	Experiment *experiment.Experiment
 }
 
 // ID names the case ("passive-standby/7/1234": strategy, soak seed, run).
 func (c *SoakCase) ID() string { return fmt.Sprintf("%s/%d/%d", c.Strategy, c.Seed, c.Run) }
 
-// soakParams draws the strategy parameters of a case.
+// soakParams draws the strategy parameters of a case with the strategy's
+// own draw (strategies.Info.Soak); a strategy without one runs with its
+// defaults.
 func soakParams(r *rand.Rand, strategy string) map[string]any {
 	p := map[string]any{}
-	switch strategy {
-	case "passive-standby":
-		p["checkpoint_interval"] = pick(r, "100ms", "200ms", "300ms")
-		if r.IntN(2) == 0 {
-			p["mode"] = "incremental"
-			p["full_every"] = 1 + r.IntN(5)
-		}
-		p["async"] = r.IntN(2) == 0
-		p["log_nondeterminism"] = r.IntN(4) != 0
-	case "active-standby":
-		p["ship_decisions"] = r.IntN(4) != 0
-		p["ack_interval"] = pick(r, "10ms", "20ms", "50ms")
-	case "upstream-backup":
-		p["dedup"] = r.IntN(3) != 0
-		p["ack_interval"] = pick(r, "50ms", "100ms")
-		switch r.IntN(4) {
-		case 0:
-			p["max_tuples"] = 50 + r.IntN(400)
-		case 1:
-			p["max_age"] = pick(r, "300ms", "1s")
-		}
+	if info, err := strategies.Lookup(strategy); err == nil && info.Soak != nil {
+		maps.Copy(p, info.Soak(r))
 	}
 	return p
 }
 
-func pick[T any](r *rand.Rand, vs ...T) T { return vs[r.IntN(len(vs))] }
-
 // ms returns a Duration of a whole number of milliseconds.
-func ms(v int) Duration { return Duration(time.Duration(v) * time.Millisecond) }
+func ms(v int) experiment.Duration { return experiment.Duration(time.Duration(v) * time.Millisecond) }
 
 // GenerateSoakCase draws case run of the soak with seed for strategy: a
 // query, source, network jitter, strategy parameters and 1–4 faults
 // (crashes, crashes during a recovery, pauses, partitions, delays, losses
 // and corruptions). Hosts are chosen among the hosts the strategy has.
 func GenerateSoakCase(seed uint64, strategy string, run uint64) (*SoakCase, error) {
-	r := Seeded(seed, "soak", strategy, strconv.FormatUint(run, 10))
+	r := experiment.Seeded(seed, "soak", strategy, strconv.FormatUint(run, 10))
 	q := soakQueries[r.IntN(len(soakQueries))]
-	var nodes []NodeConfig
+	var nodes []experiment.NodeConfig
 	if err := yaml.Unmarshal([]byte(q.nodes), &nodes); err != nil {
 		return nil, fmt.Errorf("soak query %s: %w", q.name, err)
 	}
@@ -134,18 +117,18 @@ func GenerateSoakCase(seed uint64, strategy string, run uint64) (*SoakCase, erro
 		return nil, err
 	}
 	spares := 2
-	e := &Experiment{
+	e := &experiment.Experiment{
 		Name:     fmt.Sprintf("soak-%s-%d-%d", strategy, seed, run),
 		Seed:     r.Uint64N(1 << 31),
 		Duration: ms(3000 + 500*r.IntN(5)),
-		Drain:    Duration(soakDrain),
-		Source: SourceConfig{Rate: float64(200 + 100*r.IntN(9)), Keys: 4 << r.IntN(4), Streams: q.streams,
-			Value: ValueConfig{Dist: "uniform", Max: 1}},
+		Drain:    experiment.Duration(soakDrain),
+		Source: experiment.SourceConfig{Rate: float64(200 + 100*r.IntN(9)), Keys: 4 << r.IntN(4), Streams: q.streams,
+			Value: experiment.ValueConfig{Dist: "uniform", Max: 1}},
 		Nodes:    nodes,
-		Strategy: StrategyConfig{Name: strategy, Params: params},
+		Strategy: experiment.StrategyConfig{Name: strategy, Params: params},
 		Spares:   &spares,
-		Network:  NetworkConfig{Latency: ms(1), Jitter: Duration(time.Duration(r.IntN(5)) * 100 * time.Microsecond), Bandwidth: 1e9},
-		Detector: DetectorConfig{Heartbeat: ms(50), Timeout: ms(200)},
+		Network:  experiment.NetworkConfig{Latency: ms(1), Jitter: experiment.Duration(time.Duration(r.IntN(5)) * 100 * time.Microsecond), Bandwidth: 1e9},
+		Detector: experiment.DetectorConfig{Heartbeat: ms(50), Timeout: ms(200)},
 	}
 	if r.IntN(4) == 0 {
 		e.Source.Arrival = "poisson"
@@ -160,19 +143,19 @@ func GenerateSoakCase(seed uint64, strategy string, run uint64) (*SoakCase, erro
 }
 
 // reparse writes e as YAML and parses it back (validating it).
-func reparse(e *Experiment) (*Experiment, error) {
+func reparse(e *experiment.Experiment) (*experiment.Experiment, error) {
 	b, err := yaml.Marshal(e)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(b, e.Name)
+	return experiment.Parse(b, e.Name)
 }
 
 // soakFaults draws the fault schedule.
-func soakFaults(r *rand.Rand, e *Experiment, replicas int) []FaultConfig {
+func soakFaults(r *rand.Rand, e *experiment.Experiment, replicas int) []experiment.FaultConfig {
 	var frags [][]string
 	for i := range e.Nodes {
-		frags = append(frags, e.fragHosts(i, replicas))
+		frags = append(frags, e.FragHosts(i, replicas))
 	}
 	ends := []string{"src", "sink"}
 	if e.Source.Streams == 2 {
@@ -181,7 +164,7 @@ func soakFaults(r *rand.Rand, e *Experiment, replicas int) []FaultConfig {
 	all := slices.Concat(append(frags, ends)...)
 	last := int(e.Duration.D()/time.Millisecond) - 300
 	first := int(soakFirstFault / time.Millisecond)
-	at := func() Duration { return ms(first + 10*r.IntN((last-first)/10)) }
+	at := func() experiment.Duration { return ms(first + 10*r.IntN((last-first)/10)) }
 	fragHost := func(hs []string) string {
 		if r.IntN(10) < 6 {
 			return hs[0] // the initial primary
@@ -202,18 +185,18 @@ func soakFaults(r *rand.Rand, e *Experiment, replicas int) []FaultConfig {
 	if r.IntN(20) < 17 {
 		return modelFaults(r, e, frags, n, at, fragHost, link)
 	}
-	var out []FaultConfig
-	var lastCrash *FaultConfig
+	var out []experiment.FaultConfig
+	var lastCrash *experiment.FaultConfig
 	for len(out) < n {
 		fi := r.IntN(len(frags))
-		f := FaultConfig{At: at()}
+		f := experiment.FaultConfig{At: at()}
 		switch k := r.IntN(100); {
 		case k < 18: // crash
 			f.Crash = fragHost(frags[fi])
 		case k < 30 && lastCrash != nil: // a crash during the recovery from the previous one
 			f.At = lastCrash.At + ms(150+10*r.IntN(60))
 			base, _, _ := strings.Cut(lastCrash.Crash, ".")
-			hs := frags[slices.IndexFunc(e.Nodes, func(n NodeConfig) bool { return n.Name == base })]
+			hs := frags[slices.IndexFunc(e.Nodes, func(n experiment.NodeConfig) bool { return n.Name == base })]
 			if r.IntN(3) == 0 {
 				hs = frags[fi] // another fragment
 			}
@@ -221,7 +204,7 @@ func soakFaults(r *rand.Rand, e *Experiment, replicas int) []FaultConfig {
 		case k < 36: // back-to-back crashes of one fragment's hosts
 			f.Crash = frags[fi][0]
 			out = append(out, f)
-			f = FaultConfig{At: f.At + ms(10*r.IntN(30)), Crash: frags[fi][1]}
+			f = experiment.FaultConfig{At: f.At + ms(10*r.IntN(30)), Crash: frags[fi][1]}
 		case k < 54: // pause, shorter or longer than the detector timeout
 			f.Pause, f.For = fragHost(frags[fi]), ms(50+10*r.IntN(120))
 		case k < 64: // partition of a fragment host from a neighbour
@@ -241,13 +224,13 @@ func soakFaults(r *rand.Rand, e *Experiment, replicas int) []FaultConfig {
 			f.Partition, f.For = [][]string{{h}, {other}}, ms(100+10*r.IntN(90))
 		case k < 80:
 			from, to := link()
-			f.Delay, f.For = &LinkFault{From: from, To: to, Extra: ms(1 + r.IntN(200))}, ms(200+10*r.IntN(130))
+			f.Delay, f.For = &experiment.LinkFault{From: from, To: to, Extra: ms(1 + r.IntN(200))}, ms(200+10*r.IntN(130))
 		case k < 92:
 			from, to := link()
-			f.Loss, f.For = &LinkFault{From: from, To: to, P: float64(1+r.IntN(10)) / 20}, ms(100+10*r.IntN(70))
+			f.Loss, f.For = &experiment.LinkFault{From: from, To: to, P: float64(1+r.IntN(10)) / 20}, ms(100+10*r.IntN(70))
 		default:
 			h := fragHost(frags[fi])
-			f.Corrupt, f.For = &LinkFault{From: h, P: float64(1+r.IntN(4)) / 4}, ms(200+10*r.IntN(80))
+			f.Corrupt, f.For = &experiment.LinkFault{From: h, P: float64(1+r.IntN(4)) / 4}, ms(200+10*r.IntN(80))
 		}
 		if f.Crash != "" {
 			c := f
@@ -256,8 +239,8 @@ func soakFaults(r *rand.Rand, e *Experiment, replicas int) []FaultConfig {
 		out = append(out, f)
 	}
 	end := e.Duration + e.Drain
-	out = slices.DeleteFunc(out, func(f FaultConfig) bool { return f.At > end })
-	slices.SortStableFunc(out, func(a, b FaultConfig) int { return int(a.At - b.At) })
+	out = slices.DeleteFunc(out, func(f experiment.FaultConfig) bool { return f.At > end })
+	slices.SortStableFunc(out, func(a, b experiment.FaultConfig) int { return int(a.At - b.At) })
 	return out
 }
 
@@ -266,22 +249,22 @@ func soakFaults(r *rand.Rand, e *Experiment, replicas int) []FaultConfig {
 // is exercised on most runs): crashes — of one fragment, of adjacent
 // fragments at once, of several fragments together —, pauses, partitions,
 // delays and loss, each fragment's failures SoakRecoveryWindow apart.
-func modelFaults(r *rand.Rand, e *Experiment, frags [][]string, n int, at func() Duration,
-	fragHost func([]string) string, link func() (string, string)) []FaultConfig {
-	var out []FaultConfig
-	busy := make([][][2]Duration, len(frags)) // per fragment: failure intervals
+func modelFaults(r *rand.Rand, e *experiment.Experiment, frags [][]string, n int, at func() experiment.Duration,
+	fragHost func([]string) string, link func() (string, string)) []experiment.FaultConfig {
+	var out []experiment.FaultConfig
+	busy := make([][][2]experiment.Duration, len(frags)) // per fragment: failure intervals
 	for tries := 0; len(out) < n && tries < 4*n; tries++ {
 		fi := r.IntN(len(frags))
-		f := FaultConfig{At: at()}
+		f := experiment.FaultConfig{At: at()}
 		switch k := r.IntN(100); {
 		case k < 35:
 			f.Crash = fragHost(frags[fi])
 		case k < 45 && fi+1 < len(frags): // adjacent fragments within a few link latencies
-			g := FaultConfig{At: f.At + ms(r.IntN(5)), Crash: fragHost(frags[fi+1])}
+			g := experiment.FaultConfig{At: f.At + ms(r.IntN(5)), Crash: fragHost(frags[fi+1])}
 			if !fits(busy, fi+1, g) {
 				continue
 			}
-			busy[fi+1] = append(busy[fi+1], [2]Duration{g.At, g.At})
+			busy[fi+1] = append(busy[fi+1], [2]experiment.Duration{g.At, g.At})
 			out = append(out, g)
 			f.Crash = fragHost(frags[fi])
 		case k < 65:
@@ -289,7 +272,7 @@ func modelFaults(r *rand.Rand, e *Experiment, frags [][]string, n int, at func()
 		case k < 75: // a partition cutting one fragment host off, short or past the detection
 			h := fragHost(frags[fi])
 			var rest []string
-			for _, x := range e.hostsForSoak(frags) {
+			for _, x := range hostsForSoak(e, frags) {
 				if x != h {
 					rest = append(rest, x)
 				}
@@ -301,35 +284,35 @@ func modelFaults(r *rand.Rand, e *Experiment, frags [][]string, n int, at func()
 			}
 		case k < 88:
 			from, to := link()
-			f.Delay, f.For = &LinkFault{From: from, To: to, Extra: ms(1 + r.IntN(200))}, ms(200+10*r.IntN(130))
+			f.Delay, f.For = &experiment.LinkFault{From: from, To: to, Extra: ms(1 + r.IntN(200))}, ms(200+10*r.IntN(130))
 			out = append(out, f)
 			continue
 		default:
 			from, to := link()
-			f.Loss, f.For = &LinkFault{From: from, To: to, P: float64(1+r.IntN(4)) / 20}, ms(100+10*r.IntN(70))
+			f.Loss, f.For = &experiment.LinkFault{From: from, To: to, P: float64(1+r.IntN(4)) / 20}, ms(100+10*r.IntN(70))
 			out = append(out, f)
 			continue
 		}
 		if !fits(busy, fi, f) {
 			continue
 		}
-		busy[fi] = append(busy[fi], [2]Duration{f.At, f.At + f.For})
+		busy[fi] = append(busy[fi], [2]experiment.Duration{f.At, f.At + f.For})
 		out = append(out, f)
 	}
-	slices.SortStableFunc(out, func(a, b FaultConfig) int { return int(a.At - b.At) })
+	slices.SortStableFunc(out, func(a, b experiment.FaultConfig) int { return int(a.At - b.At) })
 	return out
 }
 
 // fits reports whether failure f of fragment fi keeps SoakRecoveryWindow
 // from the fragment's failures in busy.
-func fits(busy [][][2]Duration, fi int, f FaultConfig) bool {
-	w := Duration(SoakRecoveryWindow)
-	return !slices.ContainsFunc(busy[fi], func(iv [2]Duration) bool { return f.At < iv[1]+w && iv[0] < f.At+f.For+w })
+func fits(busy [][][2]experiment.Duration, fi int, f experiment.FaultConfig) bool {
+	w := experiment.Duration(SoakRecoveryWindow)
+	return !slices.ContainsFunc(busy[fi], func(iv [2]experiment.Duration) bool { return f.At < iv[1]+w && iv[0] < f.At+f.For+w })
 }
 
 // hostsForSoak lists every host of a soak experiment: the fragments'
 // hosts, the sources and the sink.
-func (e *Experiment) hostsForSoak(frags [][]string) []string {
+func hostsForSoak(e *experiment.Experiment, frags [][]string) []string {
 	hs := slices.Concat(frags...)
 	hs = append(hs, "src", "sink")
 	if e.Source.Streams == 2 {
@@ -347,43 +330,17 @@ type soakFailure struct {
 }
 
 // PreciseExpected reports whether the case's strategy, with its
-// parameters, promises precise recovery on the case's query
-// (docs/semantics.md): passive standby and active standby on deterministic
-// queries (or with the non-deterministic choices logged or shipped),
-// upstream backup with dedup and unbounded retention on deterministic
-// queries. why explains a false answer.
+// parameters, promises precise recovery on the case's query (its
+// strategies.Promise; docs/semantics.md). why explains a false answer.
 func (c *SoakCase) PreciseExpected() (ok bool, why string) {
 	return PreciseExpected(c.Experiment, c.Strategy, c.Experiment.ParamsFor(c.Strategy))
 }
 
 // PreciseExpected reports whether strategy, with params, promises precise
-// recovery on e's query (docs/semantics.md), and if not, why. The soak and the
-// cluster's chaos check both hold runs to it.
-func PreciseExpected(e *Experiment, strategy string, params map[string]any) (ok bool, why string) {
-	arbitrary := e.QueryClass() == ha.Arbitrary
-	on := func(k string) bool { v, _ := params[k].(bool); return v }
-	switch strategy {
-	case "passive-standby":
-		if arbitrary && !on("log_nondeterminism") {
-			return false, "union without log_nondeterminism: divergent by design"
-		}
-	case "active-standby":
-		if arbitrary && !on("ship_decisions") {
-			return false, "union without ship_decisions: divergent by design"
-		}
-	case "upstream-backup":
-		switch {
-		case !on("dedup"):
-			return false, "without dedup: repeating by design"
-		case params["max_tuples"] != nil || params["max_age"] != nil:
-			return false, "bounded retention: convergent or gap by design"
-		case arbitrary:
-			return false, "union: divergent by design"
-		}
-	default:
-		return false, strategy + " does not promise precise recovery"
-	}
-	return true, ""
+// recovery on e's query (its strategies.Promise), and if not, why. The soak
+// and the cluster's chaos check both hold runs to it.
+func PreciseExpected(e *experiment.Experiment, strategy string, params map[string]any) (ok bool, why string) {
+	return strategies.PreciseExpected(strategy, e.QueryClass(), params)
 }
 
 // InFaultModel reports whether the case's faults stay within the fault
@@ -398,10 +355,9 @@ func PreciseExpected(e *Experiment, strategy string, params map[string]any) (ok 
 //     and at least one host of the fragment survives; a partition longer
 //     than 150 ms counts as a failure of every host it cuts off alone;
 //   - different fragments, adjacent ones included, may fail together;
-//   - for upstream backup, which keeps each fragment's backup on its
-//     upstream neighbour, adjacent fragments do not both fail in one run:
-//     the restarted upstream can replay only what it produced since its
-//     restart, so state built from older input (a running sum) is lost.
+//   - for a strategy whose promise says NoAdjacentFailures (upstream
+//     backup, which keeps each fragment's backup on its upstream
+//     neighbour), adjacent fragments do not both fail in one run.
 func (c *SoakCase) InFaultModel() (ok bool, why string) {
 	e := c.Experiment
 	perFrag := map[string][]soakFailure{}
@@ -429,6 +385,7 @@ func (c *SoakCase) InFaultModel() (ok bool, why string) {
 	if st, err := strategies.Build(c.Strategy, e.ParamsFor(c.Strategy)); err == nil {
 		replicas = max(1, st.Replicas())
 	}
+	info, _ := strategies.Lookup(c.Strategy)
 	for i, n := range e.Nodes {
 		fs := perFrag[n.Name]
 		slices.SortStableFunc(fs, func(a, b soakFailure) int { return int(a.at - b.at) })
@@ -442,10 +399,10 @@ func (c *SoakCase) InFaultModel() (ok bool, why string) {
 					f.host, f.at, SoakRecoveryWindow, fs[j-1].host, fs[j-1].at)
 			}
 		}
-		if len(crashed) >= len(e.fragHosts(i, replicas)) {
+		if len(crashed) >= len(e.FragHosts(i, replicas)) {
 			return false, fmt.Sprintf("every host of %s crashes", n.Name)
 		}
-		if c.Strategy == "upstream-backup" && i+1 < len(e.Nodes) && len(fs) > 0 && len(perFrag[e.Nodes[i+1].Name]) > 0 {
+		if info.Promise.NoAdjacentFailures && i+1 < len(e.Nodes) && len(fs) > 0 && len(perFrag[e.Nodes[i+1].Name]) > 0 {
 			a, b := fs[0], perFrag[e.Nodes[i+1].Name][0]
 			return false, fmt.Sprintf("adjacent fragments both fail (%s at %s, %s at %s): the upstream backup of %s is lost",
 				a.host, a.at, b.host, b.at, e.Nodes[i+1].Name)

@@ -124,7 +124,7 @@ func firstFrames(st []byte) string {
 func (res *SoakResult) run(factor, slack int64) error {
 	c := res.Case
 	e := c.Experiment
-	_, ref, err := e.Reference()
+	_, ref, err := Reference(e)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (res *SoakResult) run(factor, slack int64) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := e.SimConfig(st, false)
+	cfg, err := ConfigFor(e, st, false)
 	if err != nil {
 		return err
 	}
@@ -178,13 +178,11 @@ func (res *SoakResult) run(factor, slack int64) error {
 // bound to check beyond the general one.
 func (res *SoakResult) queueBound() (bound int64, what string) {
 	c := res.Case
-	p := c.Experiment.ParamsFor(c.Strategy)
-	switch c.Strategy {
-	case "amnesia", "none":
-		return 0, c.Strategy + " retains nothing"
-	case "upstream-backup":
-		if v, ok := p["max_tuples"].(int); ok && v > 0 {
-			return int64(v), fmt.Sprintf("max_tuples = %d", v)
+	if info, err := strategies.Lookup(c.Strategy); err == nil && info.Promise.QueueBound != nil {
+		if p, err := info.Parse(c.Experiment.ParamsFor(c.Strategy)); err == nil {
+			if bound, what, ok := info.Promise.QueueBound(p); ok {
+				return bound, what
+			}
 		}
 	}
 	if c.Query == "join" {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/streamha/streamha/experiment"
 	"slices"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ func shrinkSoakCase(c *SoakCase, inv string, maxRuns int, check func(*SoakCase) 
 	if !bestRes.Has(inv) {
 		return c, bestRes, runs
 	}
-	try := func(mut func(e *Experiment) bool) bool {
+	try := func(mut func(e *experiment.Experiment) bool) bool {
 		if runs >= maxRuns {
 			return false
 		}
@@ -56,7 +57,7 @@ func shrinkSoakCase(c *SoakCase, inv string, maxRuns int, check func(*SoakCase) 
 		changed = false
 		// Drop faults, last first (later faults rarely cause earlier symptoms).
 		for i := len(best.Experiment.Faults) - 1; i >= 0; i-- {
-			if i < len(best.Experiment.Faults) && try(func(e *Experiment) bool {
+			if i < len(best.Experiment.Faults) && try(func(e *experiment.Experiment) bool {
 				e.Faults = slices.Delete(e.Faults, i, i+1)
 				return true
 			}) {
@@ -64,19 +65,19 @@ func shrinkSoakCase(c *SoakCase, inv string, maxRuns int, check func(*SoakCase) 
 			}
 		}
 		// Shorten the run to just after the last fault.
-		lastAt := Duration(0)
+		lastAt := experiment.Duration(0)
 		for _, f := range best.Experiment.Faults {
 			lastAt = max(lastAt, f.At+f.For)
 		}
-		for _, d := range []Duration{lastAt + Duration(200*time.Millisecond), lastAt + Duration(time.Second)} {
-			d = Duration(((d.D() + 99*time.Millisecond) / (100 * time.Millisecond)) * 100 * time.Millisecond)
-			if d < best.Experiment.Duration && try(func(e *Experiment) bool { e.Duration = d; return true }) {
+		for _, d := range []experiment.Duration{lastAt + experiment.Duration(200*time.Millisecond), lastAt + experiment.Duration(time.Second)} {
+			d = experiment.Duration(((d.D() + 99*time.Millisecond) / (100 * time.Millisecond)) * 100 * time.Millisecond)
+			if d < best.Experiment.Duration && try(func(e *experiment.Experiment) bool { e.Duration = d; return true }) {
 				changed = true
 				break
 			}
 		}
 		// Lower the rate.
-		if best.Experiment.Source.Rate > 100 && try(func(e *Experiment) bool {
+		if best.Experiment.Source.Rate > 100 && try(func(e *experiment.Experiment) bool {
 			e.Source.Rate = max(100, float64(int(e.Source.Rate/2/50)*50))
 			return true
 		}) {
@@ -84,8 +85,8 @@ func shrinkSoakCase(c *SoakCase, inv string, maxRuns int, check func(*SoakCase) 
 		}
 		// Shorten pauses, partitions and link faults.
 		for i := range best.Experiment.Faults {
-			if best.Experiment.Faults[i].For > Duration(50*time.Millisecond) && try(func(e *Experiment) bool {
-				e.Faults[i].For = Duration((e.Faults[i].For.D() / 2).Round(10 * time.Millisecond))
+			if best.Experiment.Faults[i].For > experiment.Duration(50*time.Millisecond) && try(func(e *experiment.Experiment) bool {
+				e.Faults[i].For = experiment.Duration((e.Faults[i].For.D() / 2).Round(10 * time.Millisecond))
 				return e.Faults[i].For > 0
 			}) {
 				changed = true
@@ -97,12 +98,12 @@ func shrinkSoakCase(c *SoakCase, inv string, maxRuns int, check func(*SoakCase) 
 }
 
 // cloneExperiment deep-copies an experiment through YAML.
-func cloneExperiment(e *Experiment) *Experiment {
+func cloneExperiment(e *experiment.Experiment) *experiment.Experiment {
 	b, err := yaml.Marshal(e)
 	if err != nil {
 		panic("soak: marshal experiment: " + err.Error())
 	}
-	var c Experiment
+	var c experiment.Experiment
 	if err := yaml.Unmarshal(b, &c); err != nil {
 		panic("soak: unmarshal experiment: " + err.Error())
 	}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/streamha/streamha/experiment"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func TestGenerateSoakCase(t *testing.T) {
 	t.Parallel()
 	queries := map[string]bool{}
 	kinds := map[string]bool{}
-	for _, strategy := range SoakStrategies {
+	for _, strategy := range SoakStrategies() {
 		for run := range uint64(25) {
 			c, err := GenerateSoakCase(7, strategy, run)
 			require.NoError(t, err)
@@ -39,7 +40,7 @@ func TestGenerateSoakCase(t *testing.T) {
 			queries[c.Query] = true
 			st, err := buildStrategy(c)
 			require.NoError(t, err)
-			_, err = e.SimConfig(st, false) // every fault host exists under the strategy
+			_, err = ConfigFor(e, st, false) // every fault host exists under the strategy
 			require.NoError(t, err, string(b1))
 			for i, f := range e.Faults {
 				require.GreaterOrEqual(t, f.At.D(), soakFirstFault)
@@ -74,7 +75,7 @@ func soakCase(t *testing.T, strategy, params, query, faults string) *SoakCase {
 	y := "name: t\nseed: 3\nduration: 4s\ndrain: 2s\nsource: {rate: 400, keys: 8, streams: " +
 		map[int]string{1: "1", 2: "2"}[q.streams] + "}\nnodes: " + q.nodes + "\nstrategy: {" + st + "}\n" +
 		"network: {latency: 1ms, jitter: 100us}\nfaults:\n" + faults
-	e, err := Parse([]byte(y), t.Name())
+	e, err := experiment.Parse([]byte(y), t.Name())
 	require.NoError(t, err, y)
 	return &SoakCase{Strategy: strategy, Query: query, Experiment: e}
 }
@@ -211,7 +212,7 @@ func TestShrinkSoakCase(t *testing.T) {
 	y, err := ReproYAML(min, res)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(y), "# streamha soak failure"))
-	_, err = Parse(y, "repro") // the file runs as it is
+	_, err = experiment.Parse(y, "repro") // the file runs as it is
 	require.NoError(t, err)
 	assert.Contains(t, string(y), "violated precise")
 }
@@ -220,7 +221,7 @@ func TestShrinkSoakCase(t *testing.T) {
 // CLI and CI run many more).
 func TestSoakPasses(t *testing.T) {
 	t.Parallel()
-	for _, strategy := range SoakStrategies {
+	for _, strategy := range SoakStrategies() {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
 			for run := range uint64(2) {
@@ -260,7 +261,7 @@ func TestCorruptFaultConfig(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.fault, func(t *testing.T) {
-			e, err := Parse([]byte(base+tc.fault), "t")
+			e, err := experiment.Parse([]byte(base+tc.fault), "t")
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return

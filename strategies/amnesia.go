@@ -1,6 +1,10 @@
 package strategies
 
-import "github.com/streamha/streamha/ha"
+import (
+	"math/rand/v2"
+
+	"github.com/streamha/streamha/ha"
+)
 
 func init() {
 	Register(Info{
@@ -8,13 +12,30 @@ func init() {
 		Doc:    "No high availability: a failed fragment stays down. The baseline every overhead is measured against.",
 		New:    func(Params) (ha.Strategy, error) { return None{}, nil },
 		Hidden: true,
+		Color:  5,
+		// No model: without a takeover there is no recovery to model.
+		Promise: Promise{QueueBound: retainsNothing("none")},
 	})
 	Register(Info{
 		Name: "amnesia",
 		Doc: "Baseline: after detection the first spare of the failed fragment starts it with empty state and " +
 			"processes only new input. No runtime cost; gap recovery (everything in flight or in state is lost).",
 		New: func(Params) (ha.Strategy, error) { return Amnesia{}, nil },
+		Promise: Promise{
+			Claims:     []Claims{{Exact: true, Repeatable: Gap, Convergent: Gap, Deterministic: Gap, Arbitrary: Gap, StateLost: Gap}},
+			QueueBound: retainsNothing("amnesia"),
+		},
+		Soak: func(*rand.Rand) map[string]any { return nil }, // no parameters to draw
+		// Restart empty, no replay: the input in flight is lost, not caught
+		// up, and nothing is paid while nothing fails.
+		Model: func(ModelInput) ModelCost { return ModelCost{} },
+		Color: 1,
 	})
+}
+
+// retainsNothing is the queue bound of a strategy that keeps no output.
+func retainsNothing(name string) func(Params) (int64, string, bool) {
+	return func(Params) (int64, string, bool) { return 0, name + " retains nothing", true }
 }
 
 // None is the no-HA strategy: a single replica, no retention, no takeover.

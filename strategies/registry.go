@@ -1,8 +1,3 @@
-// Package strategies is the registry of HA strategies (name → constructor,
-// with documented parameters) and holds the two baselines: "none" (no high
-// availability at all) and "amnesia" (restart on a spare with empty state,
-// no replay). Strategy packages register themselves from init functions;
-// import them for their side effect.
 package strategies
 
 import (
@@ -47,6 +42,21 @@ type Info struct {
 	// never listed, neither by Names nor among the known strategies of an
 	// unknown-strategy error.
 	Lab bool
+
+	// The capabilities below are what the rest of streamha knows about a
+	// strategy; each is optional (docs/strategies.md, "Adding a strategy").
+
+	// Promise is the recovery it promises (soak, chaos check, conformance).
+	Promise Promise
+	// Soak draws its parameters for a soak case; nil leaves it out of the
+	// soak's default strategies (it still runs when named, with defaults).
+	Soak SoakDraw
+	// Model is its analytic model of recovery time and overhead (reports).
+	Model Model
+	// Color fixes its colour in every figure, whichever strategies a run
+	// compares: an index into the figures' palette, plus one. 0 leaves the
+	// choice to reports: a stable one among the colours after the fixed ones.
+	Color int
 }
 
 var registry = map[string]Info{}
@@ -72,6 +82,32 @@ func ValidName(name string) bool {
 		}
 	}
 	return true
+}
+
+// Registered lists every registered strategy, hidden and lab ones
+// included: the names of Names(true), then the lab strategies, sorted.
+func Registered() []string {
+	out := Names(true)
+	var labs []string
+	for n, i := range registry {
+		if i.Lab {
+			labs = append(labs, n)
+		}
+	}
+	sort.Strings(labs)
+	return append(out, labs...)
+}
+
+// Soaked lists the strategies the soak exercises by default: those with a
+// Soak draw, in Names order (lab strategies only when named).
+func Soaked() []string {
+	var out []string
+	for _, n := range Names(true) {
+		if registry[n].Soak != nil {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Register adds a strategy. It panics on a duplicate name or one outside

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/sim"
 )
@@ -51,9 +52,9 @@ func TestFloorsOnlyWithDedup(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := sim.Default()
+			e := experiment.Default()
 			e.Faults = nil
-			e.Strategies = []sim.StrategyConfig{{Name: Name, Params: tc.params}}
+			e.Strategies = []experiment.StrategyConfig{{Name: Name, Params: tc.params}}
 			c, err := sim.Compare(e, []string{Name})
 			require.NoError(t, err)
 			base, ub := stats(c.Reference), stats(c.Runs[0].Trace)
@@ -110,12 +111,12 @@ func TestIdleHostsSkipRounds(t *testing.T) {
 
 // runFailureFree runs the default experiment without its faults under
 // upstream backup with the default parameters.
-func runFailureFree(t *testing.T) (*sim.Experiment, *Strategy) {
+func runFailureFree(t *testing.T) (*experiment.Experiment, *Strategy) {
 	t.Helper()
-	e := sim.Default()
+	e := experiment.Default()
 	s, err := New(DefaultConfig())
 	require.NoError(t, err)
-	cfg, err := e.SimConfig(s, true)
+	cfg, err := sim.ConfigFor(e, s, true)
 	require.NoError(t, err)
 	_, err = sim.Run(cfg)
 	require.NoError(t, err)

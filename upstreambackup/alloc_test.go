@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/sim"
 )
 
 // TestAckRoundAllocations: in steady state a busy stateless host's ack
@@ -19,7 +19,7 @@ import (
 // else; in cluster mode every allocation in a round woken from cold caches
 // costs a dozen cache misses of the allocator's own state.
 func TestAckRoundAllocations(t *testing.T) {
-	e := sim.Default()
+	e := experiment.Default()
 	st, err := New(DefaultConfig())
 	require.NoError(t, err)
 	env := &stubEnv{rng: rand.New(rand.NewPCG(1, 2))}

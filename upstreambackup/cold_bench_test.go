@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -77,7 +77,7 @@ func benchColdMessage(b *testing.B, host, from, down string) {
 		ackNs, tickNs time.Duration
 		rounds        int
 	}
-	e := sim.Default()
+	e := experiment.Default()
 	mk := func(st ha.Strategy) *side {
 		env := &stubEnv{rng: rand.New(rand.NewPCG(1, 2))}
 		n, err := ha.NewNode(ha.NodeConfig{Host: host, Topology: e.Topology(st), Env: env, Strategy: st})

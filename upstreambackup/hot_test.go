@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/sim"
 )
 
 // BenchmarkHotFieldsShareALine reports the layout the hooks' comment
@@ -35,7 +35,7 @@ func BenchmarkHotFieldsShareALine(b *testing.B) {
 		unsafe.Offsetof(h.records)+1,
 		unsafe.Offsetof(h.filters)+1,
 	)
-	e := sim.Default()
+	e := experiment.Default()
 	st, err := New(DefaultConfig())
 	if err != nil {
 		b.Fatal(err)
@@ -61,7 +61,7 @@ func BenchmarkHotFieldsShareALine(b *testing.B) {
 // dedup — so a busy host's input path costs what it costs without HA; a
 // windowed fragment's input times are recorded by the node itself.
 func TestInputHookOnlyWhenNeeded(t *testing.T) {
-	e := sim.Default()
+	e := experiment.Default()
 	for _, tc := range []struct {
 		host   string
 		dedup  bool

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/sim"
 )
 
@@ -15,7 +16,7 @@ import (
 // its queue when A is seen alive again (it used to be lost: gap).
 func TestShortFalseSuspicion(t *testing.T) {
 	t.Parallel()
-	e, err := sim.Parse([]byte(`name: soak-regression
+	e, err := experiment.Parse([]byte(`name: soak-regression
 seed: 1122736193
 duration: 2s
 drain: 2s

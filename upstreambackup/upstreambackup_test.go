@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
@@ -40,7 +41,7 @@ const (
 // compare runs the experiment under upstream-backup (plus others) and returns the result.
 func compare(t *testing.T, yaml string, names ...string) *sim.Comparison {
 	t.Helper()
-	e, err := sim.Parse([]byte(yaml), t.Name())
+	e, err := experiment.Parse([]byte(yaml), t.Name())
 	require.NoError(t, err)
 	c, err := sim.Compare(e, append([]string{upstreambackup.Name}, names...))
 	require.NoError(t, err)
@@ -216,7 +217,7 @@ func TestQueueBounded(t *testing.T) {
 // overhead, recovery no faster than a restart without replay.
 func TestDefaultExperiment(t *testing.T) {
 	t.Parallel()
-	c, err := sim.Compare(sim.Default(), []string{upstreambackup.Name, "amnesia"})
+	c, err := sim.Compare(experiment.Default(), []string{upstreambackup.Name, "amnesia"})
 	require.NoError(t, err)
 	ub, am := c.Result.Runs[0], c.Result.Runs[1]
 	rec := ub.Recovery
@@ -308,7 +309,7 @@ func TestParams(t *testing.T) {
 // its acks keep trimming its upstream's queue.
 func TestSparesIdleUntilTakeover(t *testing.T) {
 	t.Parallel()
-	c, err := sim.Compare(sim.Default(), []string{upstreambackup.Name})
+	c, err := sim.Compare(experiment.Default(), []string{upstreambackup.Name})
 	require.NoError(t, err)
 	spares := 0
 	for _, nf := range c.Result.Runs[0].Overhead.Nodes { // the failure-free run

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
@@ -34,7 +35,7 @@ var ErrUsage = errors.New("why usage")
 // with every emit traced, and the classification of the faulty run.
 type Run struct {
 	Strategy  string
-	Exp       *sim.Experiment
+	Exp       *experiment.Experiment
 	Faulty    *ha.Trace
 	Reference *ha.Trace
 	Classes   classify.Result
@@ -45,7 +46,7 @@ type Run struct {
 
 // Rerun runs strategy name on e with and without the faults, tracing every
 // emit. e is modified (TraceEmits set).
-func Rerun(e *sim.Experiment, name string) (*Run, error) {
+func Rerun(e *experiment.Experiment, name string) (*Run, error) {
 	e.TraceEmits = true
 	info, err := strategies.Lookup(name)
 	if err != nil {
@@ -59,7 +60,7 @@ func Rerun(e *sim.Experiment, name string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("strategy %s: %w", name, err)
 	}
-	cfg, err := e.SimConfig(st, false)
+	cfg, err := sim.ConfigFor(e, st, false)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func Rerun(e *sim.Experiment, name string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rerun of %s: %w", name, err)
 	}
-	_, ref, err := e.Reference()
+	_, ref, err := sim.Reference(e)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +127,7 @@ func Load(dir, strategy string) (*Run, error) {
 	case idx < 0:
 		return nil, fmt.Errorf("%w: --strategy %s: %s holds runs of %s only", ErrUsage, strategy, path, strings.Join(names, ", "))
 	}
-	e, err := sim.Parse([]byte(res.Config), path+" (config)")
+	e, err := experiment.Parse([]byte(res.Config), path+" (config)")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/why"
 
@@ -20,7 +21,7 @@ func rerun(t *testing.T, file, strategy string) *why.Run {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", file))
 	require.NoError(t, err)
-	e, err := sim.Parse(b, file)
+	e, err := experiment.Parse(b, file)
 	require.NoError(t, err)
 	r, err := why.Rerun(e, strategy)
 	require.NoError(t, err)
@@ -131,7 +132,7 @@ func TestUnknownIDAndNoAnomalyAreUsageErrors(t *testing.T) {
 func TestLoadChecksTheRunDirectory(t *testing.T) {
 	b, err := os.ReadFile("testdata/gap.yaml")
 	require.NoError(t, err)
-	e, err := sim.Parse(b, "gap.yaml")
+	e, err := experiment.Parse(b, "gap.yaml")
 	require.NoError(t, err)
 	cmp, err := sim.Compare(e, []string{"amnesia"})
 	require.NoError(t, err)

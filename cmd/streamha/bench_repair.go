@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	hametrics "github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
@@ -15,13 +16,13 @@ import (
 // strategy: simulated messages, bytes and CPU with it over without it, and
 // the simulator's wall time likewise.
 func benchRepair(size benchSize, add func(row)) error {
-	e := sim.Default()
+	e := experiment.Default()
 	for _, name := range strategies.Names(false) {
 		st, err := strategies.Build(name, e.ParamsFor(name))
 		if err != nil {
 			return err
 		}
-		on, err := e.SimConfig(st, true)
+		on, err := sim.ConfigFor(e, st, true)
 		if err != nil {
 			return err
 		}

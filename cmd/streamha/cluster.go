@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/cluster"
 	"github.com/streamha/streamha/ha/metrics"
@@ -88,14 +89,14 @@ func newClusterCmd() *cobra.Command {
 
 // scaleDuration sets the experiment's duration to d and moves every fault
 // in proportion (durations of pauses and partitions are kept).
-func scaleDuration(e *sim.Experiment, d time.Duration) error {
+func scaleDuration(e *experiment.Experiment, d time.Duration) error {
 	if d <= 0 {
 		return usage("--duration: must be positive, got %s", d)
 	}
 	old := e.Duration.D()
-	e.Duration = sim.Duration(d)
+	e.Duration = experiment.Duration(d)
 	for i := range e.Faults {
-		e.Faults[i].At = sim.Duration(time.Duration(float64(e.Faults[i].At.D()) * float64(d) / float64(old)).Round(time.Millisecond))
+		e.Faults[i].At = experiment.Duration(time.Duration(float64(e.Faults[i].At.D()) * float64(d) / float64(old)).Round(time.Millisecond))
 	}
 	return e.Validate()
 }
@@ -153,7 +154,7 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 		if len(names) != 1 {
 			return usage("--collect: name exactly one --strategy (the one the nodes ran)")
 		}
-		cmp, err := cluster.Collect(e, names[0], f.collect)
+		cmp, err := cluster.Collect(e, names[0], f.collect, sim.ReferenceTrace)
 		if err != nil {
 			return err
 		}
@@ -193,6 +194,7 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cmp, err := cluster.Launch(ctx, cluster.LaunchConfig{
+		Reference:  sim.ReferenceTrace,
 		Experiment: e, Strategies: names, Exe: exe, Args: []string{"node"}, Out: dir,
 		Secret: secret, Profile: f.profile, Startup: f.startup, Baseline: !f.noBaseline,
 		FailureFreeOverhead: f.ffOverhead, OverheadRounds: f.overheadRounds, Chaos: chaos, Log: lg, CPUProfileDir: f.cpuProfileDir,
@@ -207,7 +209,7 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	return printCluster(cmd, f, e, dir, cmp)
 }
 
-func printCluster(cmd *cobra.Command, f clusterFlags, e *sim.Experiment, dir string, cmp *cluster.Comparison) error {
+func printCluster(cmd *cobra.Command, f clusterFlags, e *experiment.Experiment, dir string, cmp *cluster.Comparison) error {
 	cmp.Result.Command = clusterCommand(f, e)
 	if err := writeClusterDir(dir, cmp); err != nil {
 		return err
@@ -232,7 +234,7 @@ func printCluster(cmd *cobra.Command, f clusterFlags, e *sim.Experiment, dir str
 // chaosConfig sets up a chaos run: the run lasts --chaos, the
 // experiment's own faults are replaced, and every fragment gets at least 3
 // spares unless --spares says otherwise.
-func chaosConfig(e *sim.Experiment, f clusterFlags) (*cluster.ChaosConfig, error) {
+func chaosConfig(e *experiment.Experiment, f clusterFlags) (*cluster.ChaosConfig, error) {
 	if f.chaos < 0 {
 		return nil, usage("--chaos: must be positive, got %s", f.chaos)
 	}
@@ -244,7 +246,7 @@ func chaosConfig(e *sim.Experiment, f clusterFlags) (*cluster.ChaosConfig, error
 			return nil, usage("--chaos-kinds: unknown kind %q (want %s)", k, strings.Join(cluster.ChaosKinds, ", "))
 		}
 	}
-	e.Duration = sim.Duration(f.chaos)
+	e.Duration = experiment.Duration(f.chaos)
 	e.Faults = nil
 	if f.spares < 0 && *e.Spares < 3 {
 		three := 3
@@ -280,7 +282,7 @@ func printChaos(out io.Writer, cmp *cluster.Comparison) error {
 	return nil
 }
 
-func clusterCommand(f clusterFlags, e *sim.Experiment) string {
+func clusterCommand(f clusterFlags, e *experiment.Experiment) string {
 	parts := []string{"streamha cluster"}
 	if f.config != "" {
 		parts = append(parts, "--config", f.config)
@@ -348,6 +350,7 @@ func clusterThroughput(ctx context.Context, n int) (float64, error) {
 	}
 	defer os.RemoveAll(dir)
 	cmp, err := cluster.Launch(ctx, cluster.LaunchConfig{
+		Reference:  sim.ReferenceTrace,
 		Experiment: e, Strategies: []string{"none"}, Exe: exe, Args: []string{"node"}, Out: dir,
 	})
 	if err != nil {
@@ -366,15 +369,15 @@ func clusterThroughput(ctx context.Context, n int) (float64, error) {
 // reference keeps up: the load of the cluster throughput and data-plane
 // overhead benchmarks, where the nodes' work is the tuples rather than
 // waking up for them.
-func dataPlaneExperiment(name string, rate float64, d time.Duration) *sim.Experiment {
-	e := sim.Default()
+func dataPlaneExperiment(name string, rate float64, d time.Duration) *experiment.Experiment {
+	e := experiment.Default()
 	e.SetOptions(benchLimits)
 	zero := 0
 	e.Name, e.Spares, e.Faults = name, &zero, nil
 	e.Source.Rate = rate
-	e.Duration = sim.Duration(d)
-	e.Drain = sim.Duration(time.Second)
-	e.CPU = sim.CPUConfig{PerOp: sim.Duration(10), PerByte: sim.Duration(1), PerEvent: sim.Duration(10)}
+	e.Duration = experiment.Duration(d)
+	e.Drain = experiment.Duration(time.Second)
+	e.CPU = experiment.CPUConfig{PerOp: experiment.Duration(10), PerByte: experiment.Duration(1), PerEvent: experiment.Duration(10)}
 	return e
 }
 
@@ -394,7 +397,7 @@ func nodeExe(what string) (string, error) {
 // clusterOverhead runs experiment e on real processes for the named
 // strategies with the overhead measured in rounds paired with the no-HA
 // baseline (cluster --overhead-rounds).
-func clusterOverhead(ctx context.Context, e *sim.Experiment, rounds int, names []string) (*metrics.Result, error) {
+func clusterOverhead(ctx context.Context, e *experiment.Experiment, rounds int, names []string) (*metrics.Result, error) {
 	exe, err := nodeExe("cluster overhead")
 	if err != nil {
 		return nil, err
@@ -405,6 +408,7 @@ func clusterOverhead(ctx context.Context, e *sim.Experiment, rounds int, names [
 	}
 	defer os.RemoveAll(dir)
 	cmp, err := cluster.Launch(ctx, cluster.LaunchConfig{
+		Reference:  sim.ReferenceTrace,
 		Experiment: e, Strategies: names, Exe: exe, Args: []string{"node"}, Out: dir,
 		Baseline: true, FailureFreeOverhead: true, OverheadRounds: rounds,
 	})

@@ -1,5 +1,3 @@
-// Command streamha compares high-availability strategies for distributed
-// stream processing. See README.md and docs/ for every subcommand.
 package main
 
 import (
@@ -12,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/strategies"
 
 	// Strategy packages register themselves.
@@ -80,7 +78,7 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted
-	case errors.As(err, &u) || errors.Is(err, sim.ErrConfig) || errors.Is(err, strategies.ErrUnknown):
+	case errors.As(err, &u) || errors.Is(err, experiment.ErrConfig) || errors.Is(err, strategies.ErrUnknown):
 		return exitUsage
 	}
 	return exitFailure

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/experiment"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
@@ -198,7 +198,7 @@ func TestRunReportsStagesOfLongRuns(t *testing.T) {
 func TestRunKeepsNoFaultyTrace(t *testing.T) {
 	t.Parallel()
 	for _, dir := range []string{"", t.TempDir()} {
-		cmp, err := compareInto(sim.Default(), []string{"amnesia", "upstream-backup"}, dir, nil, "streamha run")
+		cmp, err := compareInto(experiment.Default(), []string{"amnesia", "upstream-backup"}, dir, nil, "streamha run")
 		require.NoError(t, err)
 		require.Len(t, cmp.Runs, 2)
 		for _, r := range cmp.Runs {

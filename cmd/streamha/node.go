@@ -61,13 +61,10 @@ func checkNodeHost(o cluster.NodeOptions) error {
 	if err != nil {
 		return usage("--strategy: %w", err)
 	}
-	cfg, err := e.SimConfig(st, true)
-	if err != nil {
-		return usageErr{err}
-	}
-	if _, ok := cfg.Topology.FragOf(o.Host); !ok {
+	topo := e.Topology(st)
+	if _, ok := topo.FragOf(o.Host); !ok {
 		return usage("--host: %q is not a host of the experiment under %s (hosts: %s)",
-			o.Host, o.Strategy, strings.Join(cfg.Topology.Hosts(), ", "))
+			o.Host, o.Strategy, strings.Join(topo.Hosts(), ", "))
 	}
 	return nil
 }

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/reports"
-	"github.com/streamha/streamha/sim"
 )
 
 // A run directory holds the files of exactly one run. Its marker file
@@ -39,10 +39,10 @@ type runIdentity struct {
 }
 
 // newRunIdentity fingerprints a run of e under the strategies.
-func newRunIdentity(mode string, e *sim.Experiment, names []string, command string) (runIdentity, error) {
+func newRunIdentity(mode string, e *experiment.Experiment, names []string, command string) (runIdentity, error) {
 	b, err := json.Marshal(struct {
 		Mode       string
-		Experiment *sim.Experiment
+		Experiment *experiment.Experiment
 		Strategies []string
 	}{mode, e, names})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamha/streamha/reports"
+	"github.com/streamha/streamha/sweep"
 )
 
 func newReportCmd() *cobra.Command {
@@ -86,7 +87,7 @@ func newReportMergeCmd() *cobra.Command {
 				return usage("merge: --out is required")
 			}
 			w := cmd.OutOrStdout()
-			_, ps, missing, err := reports.MergeSweeps(out, args)
+			_, ps, missing, err := sweep.Merge(out, args)
 			if err != nil {
 				return usage("%w", err)
 			}

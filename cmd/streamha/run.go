@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -63,15 +64,15 @@ func newRunCmd() *cobra.Command {
 	return c
 }
 
-func loadExperiment(path string, seed int64, large bool) (*sim.Experiment, error) {
-	var e *sim.Experiment
-	o := sim.ParseOptions{AllowLarge: large}
+func loadExperiment(path string, seed int64, large bool) (*experiment.Experiment, error) {
+	var e *experiment.Experiment
+	o := experiment.ParseOptions{AllowLarge: large}
 	if path == "" {
-		e = sim.Default()
+		e = experiment.Default()
 		e.SetOptions(o)
 	} else {
 		var err error
-		if e, err = sim.LoadWith(path, o); err != nil {
+		if e, err = experiment.LoadWith(path, o); err != nil {
 			return nil, err
 		}
 	}
@@ -82,7 +83,7 @@ func loadExperiment(path string, seed int64, large bool) (*sim.Experiment, error
 }
 
 // strategyNames resolves --strategy against the experiment's own list.
-func strategyNames(flag string, e *sim.Experiment) ([]string, error) {
+func strategyNames(flag string, e *experiment.Experiment) ([]string, error) {
 	if flag == "" {
 		if l := e.StrategyList(); len(l) > 0 {
 			var ns []string
@@ -183,7 +184,7 @@ func runRun(cmd *cobra.Command, f runFlags) (err error) {
 // as its run is classified, then result.json and the report. A faulty
 // trace is dropped once handled (written, or unwritten with dir ""), so a
 // long experiment holds one at a time however many strategies run.
-func compareInto(e *sim.Experiment, names []string, dir string, progress sim.Progress, command string) (*sim.Comparison, error) {
+func compareInto(e *experiment.Experiment, names []string, dir string, progress sim.Progress, command string) (*sim.Comparison, error) {
 	if progress == nil {
 		progress = func(string) {}
 	}
@@ -233,7 +234,7 @@ func stageReporter(w io.Writer, after time.Duration) sim.Progress {
 	}
 }
 
-func reproduceCommand(f runFlags, e *sim.Experiment) string {
+func reproduceCommand(f runFlags, e *experiment.Experiment) string {
 	parts := []string{"streamha run"}
 	if f.config != "" {
 		parts = append(parts, "--config", f.config)

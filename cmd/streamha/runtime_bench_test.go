@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
 )
@@ -57,10 +58,10 @@ func TestDataPlaneExperimentKeepsUp(t *testing.T) {
 	require.Empty(t, e.Faults)
 	b, err := yaml.Marshal(e)
 	require.NoError(t, err)
-	_, err = sim.ParseWith(b, "round trip", benchLimits)
+	_, err = experiment.ParseWith(b, "round trip", benchLimits)
 	require.NoError(t, err)
 
-	_, ref, err := e.Reference()
+	_, ref, err := sim.Reference(e)
 	require.NoError(t, err)
 	o := metrics.OverheadOf(ref.Trace, nil)
 	assert.Equal(t, 3*16, ref.Trace.Deliveries().Len(), "three 1 s windows of 16 keys (the end of the stream closes the last)")

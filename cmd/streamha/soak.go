@@ -53,7 +53,7 @@ func newSoakCmd() *cobra.Command {
 	fl.Uint64Var(&f.runs, "runs", 100, "runs per strategy")
 	fl.Uint64Var(&f.seed, "seed", 1, "soak seed (every run derives its experiment from it)")
 	fl.Uint64Var(&f.start, "start", 0, "index of the first run (shard a soak: --start k*N --runs N)")
-	fl.StringVar(&f.strategy, "strategy", strings.Join(sim.SoakStrategies, ","), "comma-separated strategies")
+	fl.StringVar(&f.strategy, "strategy", strings.Join(sim.SoakStrategies(), ","), "comma-separated strategies")
 	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "parallel runs")
 	fl.StringVar(&f.out, "out", "soak-failures", "directory for the minimal experiment file of each failure")
 	fl.BoolVar(&f.noShrink, "no-shrink", false, "write failing cases as drawn, without shrinking them")

@@ -18,8 +18,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/sweep"
 )
 
 type sweepFlags struct {
@@ -84,9 +86,9 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 	if f.config != "" {
 		spec.Experiment = f.config
 	}
-	base := sim.DefaultYAML
+	base := experiment.DefaultYAML
 	if spec.Experiment != "" {
-		b, err := sim.ReadFile(spec.Experiment, sim.ParseOptions{AllowLarge: f.allowLarge})
+		b, err := experiment.ReadFile(spec.Experiment, experiment.ParseOptions{AllowLarge: f.allowLarge})
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +124,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 	case "":
 		names = spec.Strategies
 	case "all":
-		e, err := sim.ParseWith([]byte(base), "experiment", sim.ParseOptions{AllowLarge: f.allowLarge})
+		e, err := experiment.ParseWith([]byte(base), "experiment", experiment.ParseOptions{AllowLarge: f.allowLarge})
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +133,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 			return nil, err
 		}
 	default:
-		e, err := sim.ParseWith([]byte(base), "experiment", sim.ParseOptions{AllowLarge: f.allowLarge})
+		e, err := experiment.ParseWith([]byte(base), "experiment", experiment.ParseOptions{AllowLarge: f.allowLarge})
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +141,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 			return nil, err
 		}
 	}
-	return sim.NewSweep(spec.Name, base, spec.Params, names, spec.Seeds, spec.SeedList, sim.ParseOptions{AllowLarge: f.allowLarge})
+	return sim.NewSweep(spec.Name, base, spec.Params, names, spec.Seeds, spec.SeedList, experiment.ParseOptions{AllowLarge: f.allowLarge})
 }
 
 func parseShard(s string) (int, int, error) {
@@ -214,7 +216,7 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 		sw.Name, sw.Hash(), total, sw.Settings(), len(sw.Seeds), len(sw.Strategies), f.workers, dir)
 	progress := newProgress(cmd.ErrOrStderr(), "sweep", total, f.noProgress)
 	start := time.Now()
-	points, err := reports.RunSweep(ctx, dir, sw, reports.SweepOptions{
+	points, err := sweep.Run(ctx, dir, sw, sweep.Options{
 		Workers: f.workers, Shard: shard, Shards: shards, Progress: progress.set, Command: sweepCommand(f),
 	})
 	progress.finish()
@@ -244,14 +246,11 @@ func runSweep(cmd *cobra.Command, f sweepFlags) error {
 
 // renderSweep writes a sweep directory's plots and reports and prints its table.
 func renderSweep(out io.Writer, dir string) error {
-	meta, all, err := reports.LoadSweepDir(dir)
+	meta, all, err := sweep.Render(dir)
 	if re := (*reports.ReadError)(nil); errors.As(err, &re) {
 		return usage("%s: %w", dir, re.Err) // a damaged directory: exit 2, as for a run directory
 	}
 	if err != nil {
-		return err
-	}
-	if _, err := reports.WriteSweepReport(dir, meta, all); err != nil {
 		return err
 	}
 	fmt.Fprintln(out)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/sim"
 )
 
 // Chaos fault kinds.
@@ -137,7 +137,7 @@ func PlanChaos(topo *ha.Topology, replicas int, d time.Duration, cfg ChaosConfig
 		frags = append(frags, &frag{hosts: slices.Clone(f.Hosts), budget: spares - 1})
 	}
 	all := topo.Hosts()
-	r := sim.Seeded(cfg.Seed, "chaos", strings.Join(all, ","))
+	r := experiment.Seeded(cfg.Seed, "chaos", strings.Join(all, ","))
 	between := func(lo, hi time.Duration) time.Duration {
 		ms := int64((hi - lo) / time.Millisecond)
 		return lo + time.Duration(r.Int64N(ms+1))*time.Millisecond
@@ -203,17 +203,17 @@ func PlanChaos(topo *ha.Topology, replicas int, d time.Duration, cfg ChaosConfig
 
 // simFaults turns the plan into the launcher's fault list. Partitions
 // become stalls (see FaultRules.Stall).
-func simFaults(plan []ChaosFault) []sim.Fault {
-	out := make([]sim.Fault, 0, len(plan))
+func simFaults(plan []ChaosFault) []experiment.Fault {
+	out := make([]experiment.Fault, 0, len(plan))
 	for _, f := range plan {
-		sf := sim.Fault{At: f.At, For: f.For, Host: f.Host}
+		sf := experiment.Fault{At: f.At, For: f.For, Host: f.Host}
 		switch f.Kind {
 		case ChaosKill:
-			sf.Kind = sim.FaultCrash
+			sf.Kind = experiment.FaultCrash
 		case ChaosPause:
-			sf.Kind = sim.FaultPause
+			sf.Kind = experiment.FaultPause
 		case ChaosPartition:
-			sf.Kind, sf.Groups = sim.FaultPartition, [][]string{{f.Host}, f.Others}
+			sf.Kind, sf.Groups = experiment.FaultPartition, [][]string{{f.Host}, f.Others}
 		}
 		out = append(out, sf)
 	}

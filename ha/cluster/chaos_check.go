@@ -6,9 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/strategies"
 )
 
 // Chaos invariants (docs/chaos.md defines each one).
@@ -131,7 +132,7 @@ func (r *ChaosReport) add(inv, status, format string, a ...any) {
 
 // chaosInput is what the checker needs beyond the report.
 type chaosInput struct {
-	exp      *sim.Experiment
+	exp      *experiment.Experiment
 	topo     *ha.Topology
 	replicas int
 	params   map[string]any
@@ -166,7 +167,7 @@ func (r *ChaosReport) check(in chaosInput) {
 	} else {
 		r.add(InvWithinModel, Skip, "%s: the precise invariants are not judged", why)
 	}
-	precise, whyNot := sim.PreciseExpected(in.exp, r.Strategy, in.params)
+	precise, whyNot := strategies.PreciseExpected(r.Strategy, in.exp.QueryClass(), in.params)
 	status := func(ok bool) string {
 		switch {
 		case !precise:

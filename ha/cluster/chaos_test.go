@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
@@ -123,7 +124,7 @@ spares: 2
 `
 
 func TestChaosReportVerdicts(t *testing.T) {
-	e, err := sim.Parse([]byte(chaosCheckYAML), "test")
+	e, err := experiment.Parse([]byte(chaosCheckYAML), "test")
 	require.NoError(t, err)
 	cmp, err := sim.Compare(e, []string{"none"})
 	require.NoError(t, err)
@@ -222,10 +223,11 @@ func TestChaosCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real processes for ~30 s")
 	}
-	e, err := sim.Parse([]byte(chaosCIYAML), "test")
+	e, err := experiment.Parse([]byte(chaosCIYAML), "test")
 	require.NoError(t, err)
 	names := []string{"active-standby", "passive-standby"}
 	cmp, err := Launch(context.Background(), LaunchConfig{
+		Reference:  sim.ReferenceTrace,
 		Experiment: e, Strategies: names, Exe: os.Args[0], Env: []string{nodeEnv + "=1"},
 		Out: t.TempDir(), Log: log.New(testWriter{t}, "", 0), Profile: ProfileSteady,
 		Chaos: &ChaosConfig{Seed: 3, Window: 1500 * time.Millisecond},

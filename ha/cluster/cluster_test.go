@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -48,10 +49,11 @@ faults:
 // launch configuration.
 func launchTest(t *testing.T, yml string, names []string, secret string, options ...func(*LaunchConfig)) *Comparison {
 	t.Helper()
-	e, err := sim.Parse([]byte(yml), "test")
+	e, err := experiment.Parse([]byte(yml), "test")
 	require.NoError(t, err)
 	out := t.TempDir()
 	cfg := LaunchConfig{
+		Reference:  sim.ReferenceTrace,
 		Experiment: e, Strategies: names, Exe: os.Args[0], Env: []string{nodeEnv + "=1"},
 		Out: out, Secret: []byte(secret), Log: log.New(testWriter{t}, "", 0),
 		// The children are built with -race and the machine may be shared:

@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,13 +8,9 @@ import (
 	"io"
 	"log"
 	"math"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,16 +18,19 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 )
 
 // LaunchConfig configures `streamha cluster`: one experiment run on real
 // processes on this machine, once per strategy.
 type LaunchConfig struct {
-	Experiment *sim.Experiment
+	Experiment *experiment.Experiment
+	// Reference computes the expected output the runs are classified
+	// against (the CLI passes the simulator's, sim.ReferenceTrace).
+	Reference Reference
 	// Strategies are run one after another, each with the fault schedule.
 	Strategies []string
 	// Exe and Args start a node: Exe Args... node-flags. The CLI uses its
@@ -127,7 +124,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: encode experiment: %w", err)
 	}
-	if _, err := sim.ParseWith(cfgText, "effective experiment", e.Options()); err != nil {
+	if _, err := experiment.ParseWith(cfgText, "effective experiment", e.Options()); err != nil {
 		return nil, fmt.Errorf("cluster: the effective experiment does not round-trip: %w", err)
 	}
 	expFile, err := filepath.Abs(filepath.Join(cfg.Out, "experiment.yaml"))
@@ -137,7 +134,10 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 	if err := os.WriteFile(expFile, cfgText, 0o644); err != nil {
 		return nil, fmt.Errorf("cluster: write experiment: %w", err)
 	}
-	_, ref, err := e.Reference()
+	if cfg.Reference == nil {
+		return nil, errors.New("cluster: LaunchConfig.Reference is required (the expected output)")
+	}
+	ref, err := cfg.Reference(e)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 		res.Faults = []string{fmt.Sprintf("chaos: random %s faults within the fault model over %s (seed %d); each run's schedule is in runs[].extra.chaos",
 			strings.Join(kinds, "/"), e.Duration.D(), c.Seed)}
 	}
-	cmp := &Comparison{Result: res, Reference: ref.Trace}
+	cmp := &Comparison{Result: res, Reference: ref}
 	l := &launcher{cfg: cfg, exp: e, expFile: expFile}
 	if cfg.Netns {
 		if err := NetnsSupported(); err != nil {
@@ -199,7 +199,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 		tr, dir := out.trace, out.dir
 		run := metrics.Run{
 			Strategy: name, Params: params.Values(),
-			Recovery: metrics.RecoveryOf(ref.Trace, tr),
+			Recovery: metrics.RecoveryOf(ref, tr),
 			Extra:    clusterFigures(tr, e),
 		}
 		if rounds == 1 {
@@ -215,7 +215,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 			run.Overhead = metrics.OverheadOf(ffTrace, base)
 		}
 		if rep := spec.chaos; rep != nil {
-			if err := l.finishChaos(rep, name, out, ref.Trace, run.Recovery); err != nil {
+			if err := l.finishChaos(rep, name, out, ref, run.Recovery); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			run.Extra["chaos"] = rep
@@ -279,7 +279,7 @@ func (l *launcher) overheadRounds(ctx context.Context, rounds int, res *metrics.
 // clusterFigures are real-run figures beyond the common metrics: the
 // transport's drops (summed over nodes) and the first fragment's
 // throughput over the emission period.
-func clusterFigures(trace *ha.Trace, e *sim.Experiment) map[string]any {
+func clusterFigures(trace *ha.Trace, e *experiment.Experiment) map[string]any {
 	var dropped, faultDropped, first int64
 	for _, ev := range trace.Events() {
 		switch {
@@ -302,74 +302,12 @@ func clusterFigures(trace *ha.Trace, e *sim.Experiment) map[string]any {
 
 type launcher struct {
 	cfg     LaunchConfig
-	exp     *sim.Experiment
+	exp     *experiment.Experiment
 	expFile string
 	// net is the current run's network namespaces (nil: loopback); netem
 	// whether the kernel had netem in the last one.
 	net   *netnsNet
 	netem bool
-}
-
-type proc struct {
-	host    string
-	cmd     *exec.Cmd
-	done    chan struct{}
-	err     error
-	exitAt  time.Time
-	ready   Ready
-	killed  bool // SIGKILLed by the fault schedule
-	forced  bool // SIGKILLed by the launcher at the end-of-run deadline
-	paused  bool
-	logPath string
-}
-
-// action is one step of the fault schedule.
-type action struct {
-	at   time.Duration
-	what string
-	do   func() error
-}
-
-// faultSpec is the fault schedule of one run; the zero value (or nil) is
-// a failure-free run.
-type faultSpec struct {
-	faults []sim.Fault
-	// chaos is the chaos report being built (chaos runs only).
-	chaos *ChaosReport
-}
-
-// faultsFor returns the fault schedule of strategy's run: the
-// experiment's, or a chaos plan for the strategy's topology.
-func (l *launcher) faultsFor(strategy string) (*faultSpec, error) {
-	st, err := strategies.Build(strategy, l.exp.ParamsFor(strategy))
-	if err != nil {
-		return nil, err
-	}
-	simCfg, err := l.exp.SimConfig(st, false)
-	if err != nil {
-		return nil, err
-	}
-	c := l.cfg.Chaos
-	if c == nil {
-		return &faultSpec{faults: simCfg.Faults}, nil
-	}
-	cc := *c
-	if cc.Profile == "" {
-		cc.Profile = l.cfg.Profile
-	}
-	tm, err := timingFor(cc.Profile)
-	if err != nil {
-		return nil, err
-	}
-	if cc.Window <= 0 {
-		cc.Window = tm.window
-	}
-	plan, err := PlanChaos(simCfg.Topology, st.Replicas(), l.exp.Duration.D(), cc)
-	if err != nil {
-		return nil, err
-	}
-	rep := &ChaosReport{Strategy: strategy, Seed: cc.Seed, Duration: l.exp.Duration.D(), Window: cc.Window, Plan: plan}
-	return &faultSpec{faults: simFaults(plan), chaos: rep}, nil
 }
 
 // runOut is what one real run produced.
@@ -384,25 +322,6 @@ type runOut struct {
 	end     time.Duration
 }
 
-// finishChaos completes a chaos report from the run and checks it.
-func (l *launcher) finishChaos(rep *ChaosReport, strategy string, out *runOut, ref *ha.Trace, rec metrics.Recovery) error {
-	st, err := strategies.Build(strategy, l.exp.ParamsFor(strategy))
-	if err != nil {
-		return err
-	}
-	rep.Applied, rep.Nodes, rep.Orphans, rep.Elapsed = out.applied, out.nodes, out.orphans, out.elapsed
-	rep.Bound = out.end + DefaultLinger + ChaosExitSlack
-	rep.check(chaosInput{
-		exp: l.exp, topo: l.exp.Topology(st), replicas: st.Replicas(), params: l.exp.ParamsFor(strategy),
-		ref: ref, trace: out.trace, rec: rec,
-	})
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(out.dir, "chaos.json"), b, 0o644)
-}
-
 // run performs one real run and returns its merged trace. spec nil is
 // a failure-free run.
 func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, sub string) (*runOut, error) {
@@ -414,11 +333,7 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 	if err != nil {
 		return nil, err
 	}
-	simCfg, err := l.exp.SimConfig(st, true)
-	if err != nil {
-		return nil, err
-	}
-	topo := simCfg.Topology
+	topo := l.exp.Topology(st)
 	dir, err := filepath.Abs(filepath.Join(l.cfg.Out, sub))
 	if err != nil {
 		return nil, err
@@ -429,7 +344,7 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	out := &runOut{dir: dir, end: simCfg.End}
+	out := &runOut{dir: dir, end: l.exp.End()}
 	hosts := topo.Hosts()
 	startup := l.cfg.Startup
 	if startup <= 0 {
@@ -497,7 +412,7 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 		evMu.Unlock()
 	}
 	acts := l.schedule(spec.faults, ps, record, chaos)
-	end := simCfg.End
+	end := l.exp.End()
 	for _, a := range acts {
 		if err := sleepUntil(ctx, startAt.Add(a.at)); err != nil {
 			return nil, err
@@ -576,510 +491,4 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 	evMu.Unlock()
 	out.trace = byTime(trace)
 	return out, nil
-}
-
-// byTime merges the events of several nodes (and the launcher's own) into
-// one trace, in time order; events of equal time keep their order.
-func byTime(events []ha.Event) *ha.Trace {
-	sort.SliceStable(events, func(i, j int) bool { return events[i].T < events[j].T })
-	return ha.NewTrace(events...)
-}
-
-func sleepUntil(ctx context.Context, t time.Time) error {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err()
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// start launches host's process in its own process group, with its log in dir.
-func (l *launcher) start(host, strategy, dir string, join []string) (*proc, error) {
-	args := append(slices.Clone(l.cfg.Args),
-		"--config", l.expFile, "--strategy", strategy, "--seed", strconv.FormatUint(l.exp.Seed, 10),
-		"--host", host, "--out", dir, "--await-start",
-	)
-	args = append(args, l.addrFlags(host)...)
-	if l.cfg.Profile != "" {
-		args = append(args, "--profile", l.cfg.Profile)
-	}
-	if l.exp.Options().AllowLarge {
-		args = append(args, "--allow-large")
-	}
-	for _, j := range join {
-		args = append(args, "--join", j)
-	}
-	if pd := l.cfg.CPUProfileDir; pd != "" {
-		pd, err := filepath.Abs(filepath.Join(pd, filepath.Base(dir)))
-		if err != nil {
-			return nil, fmt.Errorf("start node %s: profile directory: %w", host, err)
-		}
-		if err := os.MkdirAll(pd, 0o755); err != nil {
-			return nil, fmt.Errorf("start node %s: profile directory: %w", host, err)
-		}
-		args = append(args, "--cpuprofile", filepath.Join(pd, host+".cpu.pprof"))
-	}
-	logPath := filepath.Join(dir, host+".log")
-	lf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	exe, args := l.command(host, args)
-	cmd := exec.Command(exe, args...)
-	cmd.Stdout, cmd.Stderr = lf, lf
-	cmd.Env = append(os.Environ(), l.cfg.Env...)
-	cmd.Env = slices.DeleteFunc(cmd.Env, func(s string) bool { return strings.HasPrefix(s, SecretEnv+"=") })
-	if len(l.cfg.Secret) > 0 {
-		cmd.Env = append(cmd.Env, SecretEnv+"="+string(l.cfg.Secret))
-	}
-	// Own process group: Ctrl-C reaches only the launcher, which stops the
-	// children in order; Pdeathsig kills a child if the launcher dies.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		lf.Close()
-		return nil, fmt.Errorf("start node %s: %w", host, err)
-	}
-	p := &proc{host: host, cmd: cmd, done: make(chan struct{}), logPath: logPath}
-	go func() {
-		p.err = cmd.Wait()
-		p.exitAt = time.Now()
-		lf.Close()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-func (l *launcher) waitReady(ctx context.Context, p *proc, by time.Time) error {
-	path := ReadyFile(filepath.Dir(p.logPath), p.host)
-	for {
-		if b, err := os.ReadFile(path); err == nil {
-			if err := json.Unmarshal(b, &p.ready); err != nil {
-				return fmt.Errorf("node %s: ready file: %w", p.host, err)
-			}
-			return nil
-		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("node %s exited during startup: %v\n%s", p.host, p.err, tail(p.logPath, 10))
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(by) {
-			return fmt.Errorf("node %s not ready in time (raise --startup); its log:\n%s", p.host, tail(p.logPath, 10))
-		}
-	}
-}
-
-// cleanup stops every process still running: SIGCONT first for paused
-// ones, then SIGTERM, then SIGKILL after 2 s. No orphan is left behind.
-func (l *launcher) cleanup(ps map[string]*proc) {
-	var live []*proc
-	for _, p := range ps {
-		select {
-		case <-p.done:
-			continue
-		default:
-		}
-		live = append(live, p)
-		pid := p.cmd.Process.Pid
-		_ = syscall.Kill(-pid, syscall.SIGCONT)
-		_ = syscall.Kill(-pid, syscall.SIGTERM)
-	}
-	if len(live) == 0 {
-		return
-	}
-	t := time.NewTimer(2 * time.Second)
-	defer t.Stop()
-	for _, p := range live {
-		select {
-		case <-p.done:
-		case <-t.C:
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
-	}
-	for _, p := range live {
-		select {
-		case <-p.done:
-		default:
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
-	}
-}
-
-// schedule turns the fault list into timed actions. With stall,
-// partitions stall links (FaultRules.Stall) instead of dropping messages.
-func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func(ha.Event), stall bool) []action {
-	var acts []action
-	rules := map[string]*activeRules{}
-	for h := range ps {
-		rules[h] = &activeRules{}
-	}
-	add := func(at time.Duration, what string, do func() error) {
-		acts = append(acts, action{at: at, what: what, do: do})
-	}
-	signal := func(h string, sig syscall.Signal) error {
-		p := ps[h]
-		if p == nil {
-			return fmt.Errorf("no process for %s", h)
-		}
-		return syscall.Kill(p.cmd.Process.Pid, sig)
-	}
-	for i, f := range faults {
-		switch f.Kind {
-		case sim.FaultCrash:
-			add(f.At, "kill "+f.Host, func() error {
-				p := ps[f.Host]
-				if p == nil || p.killed {
-					return nil
-				}
-				p.killed = true
-				record(ha.Event{Kind: ha.EvCrash, Host: f.Host})
-				return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			})
-		case sim.FaultPause:
-			add(f.At, fmt.Sprintf("pause %s for %s", f.Host, f.For), func() error {
-				p := ps[f.Host]
-				if p == nil || p.killed || p.paused {
-					return nil
-				}
-				p.paused = true
-				record(ha.Event{Kind: ha.EvPause, Host: f.Host, N: int64(f.For)})
-				return signal(f.Host, syscall.SIGSTOP)
-			})
-			add(f.At+f.For, "resume "+f.Host, func() error {
-				p := ps[f.Host]
-				if p == nil || p.killed || !p.paused {
-					return nil
-				}
-				p.paused = false
-				record(ha.Event{Kind: ha.EvResume, Host: f.Host})
-				return signal(f.Host, syscall.SIGCONT)
-			})
-		case sim.FaultPartition, sim.FaultDelay, sim.FaultLoss:
-			if f.Kind == sim.FaultPartition && l.net != nil {
-				acts = append(acts, l.netPartition(i, f, record)...)
-				continue
-			}
-			affected := map[string]FaultRules{}
-			switch f.Kind {
-			case sim.FaultPartition:
-				for gi, g := range f.Groups {
-					for _, h := range g {
-						var block []string
-						for gj, o := range f.Groups {
-							if gj != gi {
-								block = append(block, o...)
-							}
-						}
-						if stall {
-							affected[h] = FaultRules{Stall: block}
-						} else {
-							affected[h] = FaultRules{Block: block}
-						}
-					}
-				}
-			case sim.FaultDelay:
-				for _, h := range fromHosts(f.From, ps) {
-					affected[h] = FaultRules{Delay: []LinkDelay{{To: f.To, Extra: f.Delay}}}
-				}
-			case sim.FaultLoss:
-				for _, h := range fromHosts(f.From, ps) {
-					affected[h] = FaultRules{Loss: []LinkLoss{{To: f.To, P: f.Loss}}}
-				}
-			}
-			apply := func(on bool) error {
-				var errs []error
-				for _, h := range sortedHosts(affected) {
-					ar := rules[h]
-					if ar == nil {
-						continue
-					}
-					if on {
-						ar.add(i, affected[h])
-					} else {
-						ar.remove(i)
-					}
-					if err := l.postFaults(ps[h], ar.merged()); err != nil {
-						errs = append(errs, err)
-					}
-				}
-				return errors.Join(errs...)
-			}
-			what := fmt.Sprintf("%s %v", f.Kind, f.Groups)
-			if f.Kind != sim.FaultPartition {
-				what = fmt.Sprintf("%s %s→%s", f.Kind, f.From, f.To)
-			}
-			add(f.At, what, func() error {
-				if f.Kind == sim.FaultPartition {
-					record(ha.Event{Kind: ha.EvPartition, Note: fmt.Sprint(f.Groups)})
-				}
-				return apply(true)
-			})
-			add(f.At+f.For, "end of "+what, func() error {
-				if f.Kind == sim.FaultPartition {
-					record(ha.Event{Kind: ha.EvHeal, Note: fmt.Sprint(f.Groups)})
-				}
-				return apply(false)
-			})
-		}
-	}
-	sort.SliceStable(acts, func(a, b int) bool { return acts[a].at < acts[b].at })
-	return acts
-}
-
-func fromHosts(from string, ps map[string]*proc) []string {
-	if from != "" {
-		return []string{from}
-	}
-	return sortedHosts(ps)
-}
-
-func sortedHosts[V any](m map[string]V) []string {
-	hs := make([]string, 0, len(m))
-	for h := range m {
-		hs = append(hs, h)
-	}
-	slices.Sort(hs)
-	return hs
-}
-
-// activeRules merges the rules of every fault in force on one host.
-type activeRules struct {
-	ids   []int
-	rules []FaultRules
-}
-
-func (a *activeRules) add(id int, r FaultRules) {
-	a.ids = append(a.ids, id)
-	a.rules = append(a.rules, r)
-}
-
-func (a *activeRules) remove(id int) {
-	if i := slices.Index(a.ids, id); i >= 0 {
-		a.ids = slices.Delete(a.ids, i, i+1)
-		a.rules = slices.Delete(a.rules, i, i+1)
-	}
-}
-
-func (a *activeRules) merged() FaultRules {
-	var m FaultRules
-	for _, r := range a.rules {
-		m.Block = append(m.Block, r.Block...)
-		m.Stall = append(m.Stall, r.Stall...)
-		m.Delay = append(m.Delay, r.Delay...)
-		m.Loss = append(m.Loss, r.Loss...)
-	}
-	return m
-}
-
-// postFaults sends rules to a node's control endpoint.
-func (l *launcher) postFaults(p *proc, r FaultRules) error {
-	if p == nil || p.killed {
-		return nil
-	}
-	return l.post(p, "/fault", r)
-}
-
-// post sends a JSON body to a node's control endpoint.
-func (l *launcher) post(p *proc, path string, body any) error {
-	if p.ready.Metrics == "" {
-		return fmt.Errorf("%s: no control endpoint", p.host)
-	}
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequest(http.MethodPost, "http://"+p.ready.Metrics+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	signRequest(req, DeriveKeys(l.cfg.Secret), b, time.Now())
-	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Do(req)
-	if err != nil {
-		return fmt.Errorf("POST %s to %s: %w", path, p.host, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("POST %s to %s: %s: %s", path, p.host, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	return nil
-}
-
-// postAll posts the same body to every node concurrently.
-func (l *launcher) postAll(ps map[string]*proc, path string, body any) error {
-	var wg sync.WaitGroup
-	errs := make([]error, 0, len(ps))
-	var mu sync.Mutex
-	for _, p := range ps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := l.post(p, path, body); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// waitMembership waits until every node sees all n hosts as members.
-func (l *launcher) waitMembership(ctx context.Context, ps map[string]*proc, n int, by time.Time) error {
-	c := http.Client{Timeout: time.Second}
-	keys := DeriveKeys(l.cfg.Secret)
-	for _, h := range sortedHosts(ps) {
-		p := ps[h]
-		for {
-			var hz struct {
-				Members []string `json:"members"`
-			}
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.ready.Metrics+"/members", nil)
-			if err != nil {
-				return err
-			}
-			signRequest(req, keys, nil, time.Now())
-			resp, err := c.Do(req)
-			if err == nil && resp.StatusCode != http.StatusOK {
-				resp.Body.Close()
-				err = fmt.Errorf("GET /members: %s", resp.Status)
-			}
-			if err == nil {
-				err = json.NewDecoder(resp.Body).Decode(&hz)
-				resp.Body.Close()
-			}
-			if err == nil && len(hz.Members) >= n {
-				break
-			}
-			if time.Now().After(by) {
-				return fmt.Errorf("node %s sees %d of %d members (raise --startup): %v; its log:\n%s", h, len(hz.Members), n, err, tail(p.logPath, 10))
-			}
-			if err := sleepUntil(ctx, time.Now().Add(10*time.Millisecond)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// tail returns the last n lines of a log file.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "(no log)"
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return "  " + strings.Join(lines, "\n  ")
-}
-
-// ReadTraceTolerant reads a node's JSONL trace. A process killed with
-// SIGKILL may leave a partial last line; it is ignored. A missing file is
-// an empty trace only if the node never got to create it.
-func ReadTraceTolerant(path string) ([]ha.Event, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	defer f.Close()
-	var out []ha.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	var pendingErr error
-	var scratch ha.Tuple
-	for sc.Scan() {
-		if pendingErr != nil {
-			return nil, pendingErr
-		}
-		line := sc.Bytes()
-		if len(line) == 0 {
-			continue
-		}
-		e, err := ha.UnmarshalEventLine(line, &scratch)
-		if err != nil {
-			// Only the last line may be partial.
-			pendingErr = fmt.Errorf("%s: %w", path, err)
-			continue
-		}
-		if e.Tuple == &scratch { // the events are kept: each its own tuple
-			t := scratch
-			e.Tuple = &t
-		}
-		out = append(out, e)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
-}
-
-// Collect computes the result of a run whose nodes were started by hand
-// (multi-host: docker compose, Kubernetes) from the node traces gathered
-// into dir (<host>.trace.jsonl), with the faults `streamha cluster` traced
-// into FaultTraceFile(dir) when it is there. Faults injected by hand are in
-// no trace, so detection and recovery times are then left out; the
-// recovery type and counts are computed as usual.
-func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
-	st, err := strategies.Build(strategy, e.ParamsFor(strategy))
-	if err != nil {
-		return nil, err
-	}
-	_, ref, err := e.Reference()
-	if err != nil {
-		return nil, err
-	}
-	var events []ha.Event
-	found := 0
-	for _, h := range e.Topology(st).Hosts() {
-		tr, err := ReadTraceTolerant(TraceFileOf(dir, h))
-		if err != nil {
-			return nil, err
-		}
-		if tr != nil {
-			found++
-		}
-		events = append(events, tr...)
-	}
-	if found == 0 {
-		return nil, fmt.Errorf("collect: no <host>.trace.jsonl of strategy %s in %s", strategy, dir)
-	}
-	faults, err := readFaultTrace(dir)
-	if err != nil {
-		return nil, err
-	}
-	trace := byTime(append(events, faults...))
-	cfgText, _ := yaml.Marshal(e)
-	params, _ := strategies.Lookup(strategy)
-	p, err := params.Parse(e.ParamsFor(strategy))
-	if err != nil {
-		return nil, err
-	}
-	res := &metrics.Result{
-		Seed: e.Seed, Experiment: e.Name, Mode: "cluster", QueryClass: e.QueryClass().String(),
-		Faults: e.FaultDescriptions(), Config: string(cfgText),
-		Note: collectNote(found, dir, len(faults)),
-	}
-	run := metrics.Run{
-		Strategy: strategy, Params: p.Values(),
-		Recovery: metrics.RecoveryOf(ref.Trace, trace),
-		Overhead: metrics.OverheadOf(trace, nil),
-		Extra:    clusterFigures(trace, e),
-	}
-	res.Runs = append(res.Runs, run)
-	return &Comparison{Result: res, Reference: ref.Trace, Runs: []RunOutcome{{Strategy: strategy, Dir: dir, Trace: trace}}}, nil
 }

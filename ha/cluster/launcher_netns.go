@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
 )
 
 // NetnsNote is added to the note of every --netns result.
@@ -70,7 +70,7 @@ func (l *launcher) command(host string, args []string) (string, []string) {
 
 // netPartition schedules partition fault i in the network: cut at f.At,
 // healed f.For later, each traced as the loopback launcher traces it.
-func (l *launcher) netPartition(i int, f sim.Fault, record func(ha.Event)) []action {
+func (l *launcher) netPartition(i int, f experiment.Fault, record func(ha.Event)) []action {
 	n := l.net
 	what := fmt.Sprintf("%s %v (network)", f.Kind, f.Groups)
 	return []action{

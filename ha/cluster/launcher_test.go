@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/sim"
 )
 
 // TestScheduleNetworkFaults checks how the launcher turns partition, delay
@@ -44,10 +44,10 @@ func TestScheduleNetworkFaults(t *testing.T) {
 	}
 	l := &launcher{cfg: LaunchConfig{Secret: []byte(secret)}}
 	var events []ha.Event
-	acts := l.schedule([]sim.Fault{
-		{At: 1 * time.Second, Kind: sim.FaultPartition, Groups: [][]string{{"A"}, {"B", "C"}}, For: 2 * time.Second},
-		{At: 2 * time.Second, Kind: sim.FaultDelay, From: "A", To: "B", Delay: 30 * time.Millisecond, For: 2 * time.Second},
-		{At: 5 * time.Second, Kind: sim.FaultLoss, To: "C", Loss: 0.5, For: time.Second},
+	acts := l.schedule([]experiment.Fault{
+		{At: 1 * time.Second, Kind: experiment.FaultPartition, Groups: [][]string{{"A"}, {"B", "C"}}, For: 2 * time.Second},
+		{At: 2 * time.Second, Kind: experiment.FaultDelay, From: "A", To: "B", Delay: 30 * time.Millisecond, For: 2 * time.Second},
+		{At: 5 * time.Second, Kind: experiment.FaultLoss, To: "C", Loss: 0.5, For: time.Second},
 	}, ps, func(e ha.Event) { events = append(events, e) }, false)
 	var ats []time.Duration
 	for _, a := range acts {

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -130,9 +131,9 @@ func TestNetnsClusterEndToEnd(t *testing.T) {
 		requireNetnsGone(t, cmp.Runs[i].Dir)
 		// --collect finds the coordinator's trace of the SIGKILL in the run's
 		// directory and measures from it as the launcher did.
-		e, err := sim.Parse([]byte(e2eYAML), "test")
+		e, err := experiment.Parse([]byte(e2eYAML), "test")
 		require.NoError(t, err)
-		col, err := Collect(e, run.Strategy, cmp.Runs[i].Dir)
+		col, err := Collect(e, run.Strategy, cmp.Runs[i].Dir, sim.ReferenceTrace)
 		require.NoError(t, err)
 		crec := col.Result.Runs[0].Recovery
 		assert.Equal(t, rec.Type, crec.Type, "%s: --collect classifies as the launcher did", run.Strategy)
@@ -213,13 +214,13 @@ spares: 1
 `
 
 func netnsCoordinatorMain(out string) int {
-	e, err := sim.Parse([]byte(netnsLongYAML), "test")
+	e, err := experiment.Parse([]byte(netnsLongYAML), "test")
 	if err != nil {
 		log.Print(err)
 		return 1
 	}
 	_, err = Launch(context.Background(), LaunchConfig{
-		Experiment: e, Strategies: []string{"amnesia"}, Exe: os.Args[0], Env: []string{nodeEnv + "=1"},
+		Experiment: e, Reference: sim.ReferenceTrace, Strategies: []string{"amnesia"}, Exe: os.Args[0], Env: []string{nodeEnv + "=1"},
 		Out: out, Profile: ProfileSteady, Netns: true, Log: log.New(os.Stderr, "", 0),
 	})
 	if err != nil {
@@ -327,7 +328,7 @@ func TestNetnsRulesAndBandwidth(t *testing.T) {
 // no process, namespace, link or bridge.
 func TestNetnsCleanupOnCancel(t *testing.T) {
 	requireNetns(t)
-	e, err := sim.Parse([]byte(netnsLongYAML), "test")
+	e, err := experiment.Parse([]byte(netnsLongYAML), "test")
 	require.NoError(t, err)
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -335,7 +336,7 @@ func TestNetnsCleanupOnCancel(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := Launch(ctx, LaunchConfig{
-			Experiment: e, Strategies: []string{"amnesia"}, Exe: os.Args[0], Env: []string{nodeEnv + "=1"},
+			Experiment: e, Reference: sim.ReferenceTrace, Strategies: []string{"amnesia"}, Exe: os.Args[0], Env: []string{nodeEnv + "=1"},
 			Out: out, Profile: ProfileSteady, Netns: true, Log: log.New(testWriter{t}, "", 0),
 		})
 		done <- err

@@ -22,8 +22,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -31,7 +31,7 @@ import (
 type NodeOptions struct {
 	// Config is the experiment YAML file ("" = the built-in default).
 	Config string
-	// AllowLarge checks Config against sim.LargeLimits.
+	// AllowLarge checks Config against experiment.LargeLimits.
 	AllowLarge bool
 	// Strategy is the strategy every node of the run uses.
 	Strategy string
@@ -240,7 +240,7 @@ func (e *clusterEnv) stopTimers() { e.timers.stop() }
 type runner struct {
 	opts  NodeOptions
 	log   *log.Logger
-	exp   *sim.Experiment
+	exp   *experiment.Experiment
 	topo  *ha.Topology
 	hosts map[string]bool
 	// strategy, source and noFencing configure the ha.Node built at the start.
@@ -353,11 +353,11 @@ func newRunner(o NodeOptions) (*runner, error) {
 	if lg == nil {
 		lg = log.New(os.Stderr, o.Host+" ", log.LstdFlags|log.Lmicroseconds)
 	}
-	var e *sim.Experiment
+	var e *experiment.Experiment
 	var err error
 	if o.Config == "" {
-		e = sim.Default()
-	} else if e, err = sim.LoadWith(o.Config, sim.ParseOptions{AllowLarge: o.AllowLarge}); err != nil {
+		e = experiment.Default()
+	} else if e, err = experiment.LoadWith(o.Config, experiment.ParseOptions{AllowLarge: o.AllowLarge}); err != nil {
 		return nil, err
 	}
 	if o.Seed >= 0 {
@@ -370,20 +370,17 @@ func newRunner(o NodeOptions) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := e.SimConfig(st, true)
-	if err != nil {
-		return nil, err
-	}
+	topo := e.Topology(st)
 	if o.Host == "" {
-		if o.Host, err = hostByOrdinal(cfg.Topology, o.HostOrdinal); err != nil {
+		if o.Host, err = hostByOrdinal(topo, o.HostOrdinal); err != nil {
 			return nil, err
 		}
 		if o.Logger == nil {
 			lg = log.New(os.Stderr, o.Host+" ", log.LstdFlags|log.Lmicroseconds)
 		}
 	}
-	if _, ok := cfg.Topology.FragOf(o.Host); !ok {
-		return nil, fmt.Errorf("node: host %q is not in the topology under %s (hosts: %s)", o.Host, o.Strategy, strings.Join(cfg.Topology.Hosts(), ", "))
+	if _, ok := topo.FragOf(o.Host); !ok {
+		return nil, fmt.Errorf("node: host %q is not in the topology under %s (hosts: %s)", o.Host, o.Strategy, strings.Join(topo.Hosts(), ", "))
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("node: create --out: %w", err)
@@ -392,12 +389,12 @@ func newRunner(o NodeOptions) (*runner, error) {
 		return nil, errors.New("node: --await-start needs the control endpoint (--metrics-addr)")
 	}
 	r := &runner{
-		opts: o, log: lg, exp: e, topo: cfg.Topology, end: cfg.End,
-		strategy: st, source: cfg.Source, noFencing: cfg.NoFencing,
+		opts: o, log: lg, exp: e, topo: topo, end: e.End(),
+		strategy: st, source: e.SourceSpec(0), noFencing: e.NoFencing(),
 		hosts: map[string]bool{}, in: newInbox(4096),
 		stopReq: make(chan struct{}), frozen: make(chan struct{}), startAt: make(chan int64, 1),
 	}
-	for _, h := range cfg.Topology.Hosts() {
+	for _, h := range topo.Hosts() {
 		r.hosts[h] = true
 	}
 	if o.Start != 0 && !o.AwaitStart {
@@ -418,7 +415,7 @@ func newRunner(o NodeOptions) (*runner, error) {
 		start = time.Unix(0, o.Start)
 	}
 	r.env = &clusterEnv{
-		r: r, rng: sim.Seeded(e.Seed, "node", o.Host), base: base, offset: base.Sub(start),
+		r: r, rng: experiment.Seeded(e.Seed, "node", o.Host), base: base, offset: base.Sub(start),
 	}
 	r.env.trace = bufio.NewWriterSize(f, 256<<10)
 	r.env.events = ha.NewEventWriter(r.env.trace)

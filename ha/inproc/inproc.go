@@ -1,16 +1,3 @@
-// Package inproc is a real-time runtime that runs a whole deployment inside
-// one process: one goroutine per host, an unbounded mailbox per host,
-// messages handed over by pointer (no encoding; data messages copied into
-// pooled memory the receiver gives back), timers on the real clock.
-// It drives the same ha.Node state machines and strategies as the
-// simulator and the cluster runtime, unmodified, and produces the same
-// kind of trace, so every metric is computed the same way.
-//
-// It exists to measure what the node runtime itself costs on real cores
-// (streamha bench compares it with a hand-written channel pipeline) and to
-// run strategies against real concurrency without sockets. Timing is not
-// reproducible here: the seed fixes the source data and the nodes' random
-// draws, not the interleaving.
 package inproc
 
 import (
@@ -23,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/sim"
 )
 
 // Crash is a crash fault: Host stops at At (time since the start).
@@ -167,7 +154,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	r := &runtime{cfg: cfg, hosts: map[string]*host{}}
 	for _, name := range cfg.Topology.Hosts() {
-		h := &host{r: r, name: name, rng: sim.Seeded(cfg.Seed, "node", name)}
+		h := &host{r: r, name: name, rng: experiment.Seeded(cfg.Seed, "node", name)}
 		h.box.wake = make(chan struct{}, 1)
 		r.hosts[name] = h
 		r.order = append(r.order, h)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/inproc"
 	"github.com/streamha/streamha/sim"
@@ -42,11 +43,11 @@ nodes:
 
 func config(t *testing.T, yaml, strategy string) inproc.Config {
 	t.Helper()
-	e, err := sim.Parse([]byte(yaml), "test")
+	e, err := experiment.Parse([]byte(yaml), "test")
 	require.NoError(t, err)
 	st, err := strategies.Build(strategy, nil)
 	require.NoError(t, err)
-	sc, err := e.SimConfig(st, true)
+	sc, err := sim.ConfigFor(e, st, true)
 	require.NoError(t, err)
 	build := func() (ha.Strategy, error) { return strategies.Build(strategy, nil) }
 	return inproc.Config{Seed: sc.Seed, Topology: sc.Topology, NewStrategy: build, Source: sc.Source,
@@ -56,11 +57,11 @@ func config(t *testing.T, yaml, strategy string) inproc.Config {
 // expected is the number of source tuples of mapQuery, from the simulator.
 func expected(t *testing.T) int {
 	t.Helper()
-	e, err := sim.Parse([]byte(mapQuery), "test")
+	e, err := experiment.Parse([]byte(mapQuery), "test")
 	require.NoError(t, err)
 	st, err := strategies.Build("none", nil)
 	require.NoError(t, err)
-	sc, err := e.SimConfig(st, true)
+	sc, err := sim.ConfigFor(e, st, true)
 	require.NoError(t, err)
 	out, err := sim.Run(sc)
 	require.NoError(t, err)

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/sim"
 )
 
 // Pipeline is the hand-written peer of the runtime: the same operators
@@ -154,7 +154,7 @@ func (p Pipeline) put(b []ha.Tuple) {
 // of rate tuples per second: keys uniform over keys, values uniform in
 // [0, 1), event times 1/rate apart, each with its source id and lineage.
 func Source(rate float64, keys int, seed uint64) func() ha.Tuple {
-	rng := sim.Seeded(seed, "node", "peer-source")
+	rng := experiment.Seeded(seed, "node", "peer-source")
 	var i int64
 	return func() ha.Tuple {
 		i++

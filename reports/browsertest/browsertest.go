@@ -1,7 +1,3 @@
-// Package browsertest renders pages in a headless Chromium for the tests
-// that check what a person sees: a run or sweep report, the page of
-// `streamha serve`. A test skips when no Chromium is installed
-// (`apt-get install chromium`; .ci/run installs it).
 package browsertest
 
 import (
@@ -12,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +84,63 @@ func RequireDrawn(t *testing.T, name string, shot []byte) {
 		}
 	}
 	require.Greater(t, len(colours), 20, "%s: the page rendered almost blank", name)
+}
+
+// RequireFiguresDrawn fails when a page has no figure or an inline figure
+// with nothing drawn in it, and when it refers to a file that is not there.
+func RequireFiguresDrawn(t *testing.T, page string) {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	require.NoError(t, err)
+	html := string(b)
+	figs := regexp.MustCompile(`(?s)<svg.*?</svg>`).FindAllString(html, -1)
+	require.NotEmpty(t, figs, "%s has no figure", page)
+	for i, f := range figs {
+		require.GreaterOrEqual(t, strings.Count(f, "<path"), 3, "%s: figure %d draws nothing", page, i)
+	}
+	for _, m := range regexp.MustCompile(`(?:src|href)="([^"#][^"]*)"`).FindAllStringSubmatch(html, -1) {
+		ref := m[1]
+		if strings.HasPrefix(ref, "data:") || strings.Contains(ref, "://") {
+			continue
+		}
+		require.FileExists(t, filepath.Join(filepath.Dir(page), ref), "%s refers to a missing file", page)
+	}
+}
+
+// CheckReport checks a report page (name: "run", "sweep", "cluster") in
+// browser: its figures are drawn and its references resolve
+// (RequireFiguresDrawn), it has a figures section that can be linked to,
+// and neither its top nor its figures section renders blank
+// (RequireDrawn). With STREAMHA_SCREENSHOTS=DIR it keeps the top of the
+// page as report-NAME.png and its figures as report-NAME-figures.png (the
+// screenshots in docs/img are made so).
+func CheckReport(t *testing.T, browser, name, page string) {
+	t.Helper()
+	RequireFiguresDrawn(t, page)
+	keep := os.Getenv("STREAMHA_SCREENSHOTS")
+	for suffix, url := range map[string]string{"": "file://" + page, "-figures": "file://" + figuresPage(t, page)} {
+		shot := Screenshot(t, browser, url)
+		RequireDrawn(t, name+suffix, shot)
+		if keep != "" {
+			require.NoError(t, os.WriteFile(filepath.Join(keep, "report-"+name+suffix+".png"), shot, 0o644))
+		}
+	}
+}
+
+// figuresPage writes a page of a report's figures section alone, with the
+// report's style, and returns its path: a screenshot of the figures as the
+// report shows them (headless Chromium does not scroll to a #fragment
+// before its screenshot).
+func figuresPage(t *testing.T, page string) string {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	require.NoError(t, err)
+	head, rest, ok := strings.Cut(string(b), "<body>")
+	require.True(t, ok, "%s has no body", page)
+	_, figs, ok := strings.Cut(rest, `<h2 id="figures">`)
+	require.True(t, ok, "%s has no figures section that can be linked to", page)
+	figs, _, _ = strings.Cut(figs, "<h2")
+	out := filepath.Join(t.TempDir(), "figures.html")
+	require.NoError(t, os.WriteFile(out, []byte(head+`<body><h2 id="figures">`+figs+"</body></html>\n"), 0o644))
+	return out
 }

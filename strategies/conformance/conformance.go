@@ -1,33 +1,3 @@
-// Package conformance is the strategy conformance suite: it runs any
-// registered strategy — a built-in one or a student's — over a matrix of
-// queries (one per operator class) and fault schedules in the simulator and
-// checks the recovery contract of docs/semantics.md against the strategy's claims,
-// plus the invariants every strategy must keep whatever it claims.
-//
-// Use it from a test, like etcd's rafttest:
-//
-//	func TestConformance(t *testing.T) {
-//		conformance.Run(t, "passive-standby", conformance.Claims{
-//			Repeatable: conformance.Precise, Convergent: conformance.Precise,
-//			Deterministic: conformance.Precise, Arbitrary: conformance.Rollback,
-//		})
-//	}
-//
-// or from a tool with Check, which returns a Report.
-//
-// A claim is a lower bound on quality, in the order precise > repeating >
-// convergent > divergent or rollback (any subtype, no input lost) > gap: a
-// strategy claiming convergent passes with a precise, repeating or
-// convergent recovery. With Claims.Exact a claim is what the strategy
-// achieves: the recovery must be of that level (rollback: of any
-// subtype), so a strategy that does better than it claims fails too, and
-// a claim of gap is checked. Claims per class can be refined per fault
-// schedule (Claims.Schedules) and per case (Claims.Cases). The invariants are: the run returns without panicking, a second
-// run with the same seed gives an identical trace, output resumes after the
-// faults (the last output comes at most resumeSlack before the failure-free
-// run's), the run never reports more lost inputs than the sources emitted,
-// and the strategy's work stays bounded (at most MaxEventFactor times the
-// events of the no-HA run).
 package conformance
 
 import (
@@ -42,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
@@ -49,47 +20,26 @@ import (
 	"github.com/streamha/streamha/strategies"
 )
 
-// Claimed recovery levels, strongest first.
+// Claimed recovery levels, strongest first (strategies.Levels).
 const (
-	Precise    = "precise"
-	Repeating  = "repeating"
-	Convergent = "convergent"
-	Divergent  = "divergent"
-	Rollback   = "rollback" // any rollback: repeating, convergent or divergent
-	Gap        = "gap"
+	Precise    = strategies.Precise
+	Repeating  = strategies.Repeating
+	Convergent = strategies.Convergent
+	Divergent  = strategies.Divergent
+	Rollback   = strategies.Rollback // any rollback: repeating, convergent or divergent
+	Gap        = strategies.Gap
 )
 
-var levels = []string{Precise, Repeating, Convergent, Divergent, Rollback, Gap}
+var levels = strategies.Levels
 
 // MaxEventFactor bounds a faulty run's simulator events relative to the
 // failure-free no-HA run of the same query: a strategy that floods the
 // network or re-arms zero-delay timers fails the "bounded work" invariant.
 const MaxEventFactor = 25
 
-// Claims are what a strategy promises per query class. An empty claim
-// checks only the invariants.
-type Claims struct {
-	Repeatable, Convergent, Deterministic, Arbitrary string
-	// StateLost is the claim for the schedules that fail every host holding
-	// a fragment's state (Fault.StateLost); "" checks the invariants only.
-	StateLost string
-	// Schedules refine the claims per fault schedule (Fault.Name → claim
-	// for every query class), e.g. precise for a short partition that no
-	// failover follows. They take precedence over StateLost.
-	Schedules map[string]string
-	// Cases refine the claims per case ("arbitrary/crash-first" → claim);
-	// they take precedence over everything else.
-	Cases map[string]string
-	// Exact makes every claim an equality: the observed recovery must be
-	// of the claimed level, not merely as good.
-	Exact bool
-	// Params are the strategy parameters used for every case (as in YAML).
-	Params map[string]any
-	// Known lists documented findings: case name ("arbitrary/crash-first")
-	// → why the claim does not hold yet. Such a case is reported but does
-	// not fail; if it starts passing, the report says the note is stale.
-	Known map[string]string
-}
+// Claims are what a strategy promises per query class; a registered
+// strategy carries its own in strategies.Info.Promise.Claims.
+type Claims = strategies.Claims
 
 // Query is one query of the matrix.
 type Query struct {
@@ -260,7 +210,7 @@ func (r *Report) Write(w io.Writer) {
 // ErrClaim is returned (wrapped) for a claim that is not a known level.
 var ErrClaim = errors.New("conformance: bad claim")
 
-func (c Claims) claimFor(cl ha.Class) string {
+func claimFor(c Claims, cl ha.Class) string {
 	switch cl {
 	case ha.Repeatable:
 		return c.Repeatable
@@ -273,7 +223,7 @@ func (c Claims) claimFor(cl ha.Class) string {
 }
 
 // claimOf is the claim for the case of query class q under fault f.
-func (c Claims) claimOf(q Query, f Fault) string {
+func claimOf(c Claims, q Query, f Fault) string {
 	if v, ok := c.Cases[q.Class.String()+"/"+f.Name]; ok {
 		return v
 	}
@@ -283,10 +233,10 @@ func (c Claims) claimOf(q Query, f Fault) string {
 	if f.StateLost {
 		return c.StateLost
 	}
-	return c.claimFor(q.Class)
+	return claimFor(c, q.Class)
 }
 
-func (c Claims) validate() error {
+func validate(c Claims) error {
 	vals := []string{c.Repeatable, c.Convergent, c.Deterministic, c.Arbitrary, c.StateLost}
 	for name, v := range c.Schedules {
 		if !slices.ContainsFunc(Faults, func(f Fault) bool { return f.Name == name }) {
@@ -367,7 +317,7 @@ func Cases() []string {
 // the report. Errors are for a bad name, bad parameters or a bad claim;
 // a misbehaving strategy (even one that panics) gives a failing report.
 func Check(name string, claims Claims) (*Report, error) {
-	if err := claims.validate(); err != nil {
+	if err := validate(claims); err != nil {
 		return nil, err
 	}
 	info, err := strategies.Lookup(name)
@@ -425,7 +375,7 @@ type refRun struct {
 	emitted int64
 }
 
-func experiment(q Query, faults string, strategy string, params map[string]any) (*sim.Experiment, error) {
+func buildExperiment(q Query, faults string, strategy string, params map[string]any) (*experiment.Experiment, error) {
 	text := "name: conformance-" + q.Class.String() + "\n" + common + q.YAML + faults
 	if strategy != "" {
 		m := map[string]any{"name": strategy}
@@ -438,15 +388,15 @@ func experiment(q Query, faults string, strategy string, params map[string]any) 
 		}
 		text += string(b)
 	}
-	return sim.Parse([]byte(text), "conformance "+q.Class.String())
+	return experiment.Parse([]byte(text), "conformance "+q.Class.String())
 }
 
 func reference(q Query) (*refRun, error) {
-	e, err := experiment(q, "", "", nil)
+	e, err := buildExperiment(q, "", "", nil)
 	if err != nil {
 		return nil, err
 	}
-	cfg, out, err := e.Reference()
+	cfg, out, err := sim.Reference(e)
 	if err != nil {
 		return nil, fmt.Errorf("conformance: %w", err)
 	}
@@ -461,7 +411,7 @@ func reference(q Query) (*refRun, error) {
 }
 
 // simulate runs one faulty simulation, turning a panic into an error.
-func simulate(info strategies.Info, params strategies.Params, e *sim.Experiment) (out *sim.Outcome, err error) {
+func simulate(info strategies.Info, params strategies.Params, e *experiment.Experiment) (out *sim.Outcome, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the run panicked: %v", p)
@@ -471,7 +421,7 @@ func simulate(info strategies.Info, params strategies.Params, e *sim.Experiment)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := e.SimConfig(st, false)
+	cfg, err := sim.ConfigFor(e, st, false)
 	if err != nil {
 		return nil, err
 	}
@@ -480,9 +430,9 @@ func simulate(info strategies.Info, params strategies.Params, e *sim.Experiment)
 
 func runCase(info strategies.Info, params strategies.Params, claims Claims, q Query, f Fault, ref *refRun) Case {
 	c := Case{Name: q.Class.String() + "/" + f.Name, Query: q.Class.String(), Fault: f.Name,
-		Claim: claims.claimOf(q, f), Exact: claims.Exact, Emitted: ref.emitted, Known: claims.Known[q.Class.String()+"/"+f.Name]}
+		Claim: claimOf(claims, q, f), Exact: claims.Exact, Emitted: ref.emitted, Known: claims.Known[q.Class.String()+"/"+f.Name]}
 	fail := func(format string, a ...any) { c.Problems = append(c.Problems, fmt.Sprintf(format, a...)) }
-	e, err := experiment(q, f.YAML, info.Name, claims.Params)
+	e, err := buildExperiment(q, f.YAML, info.Name, claims.Params)
 	if err != nil {
 		fail("experiment: %v", err)
 		return c

@@ -3,6 +3,8 @@
 package mystrategy
 
 import (
+	"math/rand/v2"
+
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/strategies"
 )
@@ -17,7 +19,41 @@ func init() {
 		New:    func(strategies.Params) (ha.Strategy, error) { return Strategy{}, nil },
 		Hidden: true,
 		Lab:    true,
+		// What the rest of streamha needs to know (docs/strategies.md,
+		// "Adding a strategy"): the soak, the report's model and the
+		// conformance suite read these from the registry.
+		Promise: strategies.Promise{
+			// The replay re-creates every output with its old seq and the
+			// downstream drops what it has: precise, except on a union,
+			// whose replayed interleaving differs and whose re-numbered
+			// outputs the duplicate filter drops (a gap).
+			Precise: func(c ha.Class, _ strategies.Params) (bool, string) {
+				if c == ha.Arbitrary {
+					return false, "union: the replay re-interleaves, the duplicate filter drops the difference"
+				}
+				return true, ""
+			},
+			Claims: []strategies.Claims{{Repeatable: strategies.Precise, Convergent: strategies.Precise,
+				Deterministic: strategies.Precise, Arbitrary: strategies.Gap}},
+		},
+		// No parameters to draw: every soak case runs with the defaults.
+		Soak:  func(*rand.Rand) map[string]any { return nil },
+		Model: model,
 	})
+}
+
+// model: a takeover rebuilds the state from the upstream's whole log, every
+// input since the run began, plus what arrived during detection; nothing is
+// paid while nothing fails but memory.
+func model(in strategies.ModelInput) strategies.ModelCost {
+	var c strategies.ModelCost
+	if in.Failed >= 0 {
+		f := in.Frags[in.Failed]
+		c.ReplayTuples = f.In * in.FailedAt
+		c.Backlog = f.In * in.Detection
+		c.Figures = map[string]float64{strategies.ModelPeakQueue: f.In * in.FailedAt}
+	}
+	return c
 }
 
 // Strategy is the lab-5 strategy: one replica per fragment plus the spares.

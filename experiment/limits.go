@@ -1,4 +1,4 @@
-package sim
+package experiment
 
 import (
 	"fmt"
@@ -78,8 +78,9 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 type ParseOptions struct {
 	// AllowLarge checks against LargeLimits instead of NormalLimits.
 	AllowLarge bool
-	// noLines leaves line numbers out of errors (generated text).
-	noLines bool
+	// NoLines leaves line numbers out of errors: the text was generated (a
+	// sweep point), so its lines would mean nothing to the user.
+	NoLines bool
 }
 
 func (o ParseOptions) limits() Limits {

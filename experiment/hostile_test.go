@@ -1,4 +1,4 @@
-package sim_test
+package experiment_test
 
 import (
 	"fmt"
@@ -9,7 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/experiment"
+
+	// Strategy blocks are checked against the registered strategies.
+	_ "github.com/streamha/streamha/strategies/all"
 )
 
 // TestHostileExperiments holds every experiment-file case of issue 26 as a
@@ -58,9 +61,9 @@ func TestHostileExperiments(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := sim.Parse([]byte(tc.yaml), "x.yaml")
+			_, err := experiment.Parse([]byte(tc.yaml), "x.yaml")
 			require.Error(t, err)
-			require.ErrorIs(t, err, sim.ErrConfig)
+			require.ErrorIs(t, err, experiment.ErrConfig)
 			msg := err.Error()
 			require.Contains(t, msg, tc.want)
 			require.Less(t, len(msg), 400, "the error quotes at most a bounded part of the input")
@@ -82,8 +85,8 @@ func TestLoadReadsABoundedPrefix(t *testing.T) {
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
-		_, err := sim.Load(p)
-		require.ErrorIs(t, err, sim.ErrConfig, p)
+		_, err := experiment.Load(p)
+		require.ErrorIs(t, err, experiment.ErrConfig, p)
 		require.Contains(t, err.Error(), "larger than 1048576 bytes", p)
 	}
 }
@@ -94,35 +97,14 @@ func TestLoadReadsABoundedPrefix(t *testing.T) {
 func TestAllowLarge(t *testing.T) {
 	big := "name: big\nduration: 2h\nsource: {rate: 1000000, keys: 4}\nnodes:\n" +
 		strings.Repeat("", 0) + "  - {name: A, ops: [{map: {}}]}\nspares: 20\n"
-	_, err := sim.Parse([]byte(big), "big.yaml")
-	require.ErrorIs(t, err, sim.ErrConfig)
+	_, err := experiment.Parse([]byte(big), "big.yaml")
+	require.ErrorIs(t, err, experiment.ErrConfig)
 	require.Contains(t, err.Error(), "--allow-large")
-	e, err := sim.ParseWith([]byte(big), "big.yaml", sim.ParseOptions{AllowLarge: true})
+	e, err := experiment.ParseWith([]byte(big), "big.yaml", experiment.ParseOptions{AllowLarge: true})
 	require.NoError(t, err)
 	require.Equal(t, 20, *e.Spares)
 	for _, v := range []string{"rate: .inf", "rate: 1e300"} {
-		_, err := sim.ParseWith([]byte(fmt.Sprintf("name: x\nsource: {%s, keys: 4}\nnodes: [{name: A, ops: [{map: {}}]}]\n", v)), "x.yaml", sim.ParseOptions{AllowLarge: true})
-		require.ErrorIs(t, err, sim.ErrConfig, v)
-	}
-}
-
-// TestHostileSweepValues checks that `sweep --param` values go through the
-// same ranges, with errors naming the point's parameters (the point's text
-// is generated: its line numbers would mean nothing to the user).
-func TestHostileSweepValues(t *testing.T) {
-	for _, tc := range []struct {
-		param sim.SweepParam
-		want  string
-	}{
-		{sim.SweepParam{Name: "source.skew", Values: []string{"0", ".inf"}}, "sweep point source.skew=.inf: source.skew: want a number from 0 to 100"},
-		{sim.SweepParam{Name: "source.rate", Values: []string{"1e12"}}, "sweep point source.rate=1e12: source.rate:"},
-		{sim.SweepParam{Name: "drain", Values: []string{"[1s]"}}, "sweep point drain=[1s]: drain: want a duration"},
-		{sim.SweepParam{Name: "checkpoint_interval", Values: []string{"1ns"}}, "checkpoint_interval: must be at least 1ms"},
-	} {
-		t.Run(tc.param.Name, func(t *testing.T) {
-			_, err := sim.NewSweep("s", sim.DefaultYAML, []sim.SweepParam{tc.param}, []string{"passive-standby"}, 1, nil)
-			require.ErrorIs(t, err, sim.ErrConfig)
-			require.Contains(t, err.Error(), tc.want)
-		})
+		_, err := experiment.ParseWith([]byte(fmt.Sprintf("name: x\nsource: {%s, keys: 4}\nnodes: [{name: A, ops: [{map: {}}]}]\n", v)), "x.yaml", experiment.ParseOptions{AllowLarge: true})
+		require.ErrorIs(t, err, experiment.ErrConfig, v)
 	}
 }

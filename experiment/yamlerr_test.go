@@ -1,4 +1,4 @@
-package sim_test
+package experiment_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/experiment"
 )
 
 // TestDecodingErrorsSpeakYAML: a decoding error reads FILE:LINE: FIELD:
@@ -29,29 +29,11 @@ func TestDecodingErrorsSpeakYAML(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := sim.Parse([]byte(tt.yaml), "exp.yaml")
-			require.ErrorIs(t, err, sim.ErrConfig)
+			_, err := experiment.Parse([]byte(tt.yaml), "exp.yaml")
+			require.ErrorIs(t, err, experiment.ErrConfig)
 			assert.Contains(t, err.Error(), tt.want)
-			assert.NotContains(t, err.Error(), "sim.")
+			assert.NotRegexp(t, `experiment\.[A-Z]`, err.Error(), "no Go type of package experiment")
 			assert.NotContains(t, err.Error(), "float64")
 		})
-	}
-}
-
-// TestSweepPointErrorsHaveNoLines: a sweep point's YAML is generated, so
-// its errors name the parameter's path and no line.
-func TestSweepPointErrorsHaveNoLines(t *testing.T) {
-	for _, tt := range []struct{ param, want string }{
-		{"source.rat", "source.rat: unknown field (source has: rate"},
-		{"source.rate", `source.rate: want a number, got "x"`},
-	} {
-		sw, err := sim.NewSweep("s", sim.DefaultYAML, []sim.SweepParam{{Name: tt.param, Values: []string{"x"}}}, []string{"amnesia"}, 1, nil)
-		if err == nil {
-			_, err = sw.Experiment(sw.Point(0))
-		}
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), tt.want)
-		assert.NotContains(t, err.Error(), "line ")
-		assert.Contains(t, err.Error(), "sweep point "+tt.param+"=x: "+tt.want, "the point is named by its parameter values")
 	}
 }

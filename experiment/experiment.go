@@ -1,4 +1,4 @@
-package sim
+package experiment
 
 import (
 	"bytes"
@@ -332,7 +332,7 @@ func ParseWith(b []byte, name string, o ParseOptions) (*Experiment, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: %s: empty file", ErrConfig, name)
 		}
-		return nil, fmt.Errorf("%w: %w", ErrConfig, explainYAMLError(name, err, b, !o.noLines))
+		return nil, fmt.Errorf("%w: %w", ErrConfig, explainYAMLError(name, err, b, !o.NoLines))
 	}
 	var second yaml.Node
 	if err := docs.Decode(&second); err == nil {
@@ -341,7 +341,7 @@ func ParseWith(b []byte, name string, o ParseOptions) (*Experiment, error) {
 		return nil, fmt.Errorf("%w: %s: after the first document: %w", ErrConfig, name, err)
 	}
 	fl := indexLines(&root)
-	fl.hide = o.noLines
+	fl.hide = o.NoLines
 	e := &Experiment{}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -351,7 +351,7 @@ func ParseWith(b []byte, name string, o ParseOptions) (*Experiment, error) {
 		}
 		// Unknown fields and wrong types: the YAML's own words, never a
 		// Go type name.
-		return nil, fmt.Errorf("%w: %w", ErrConfig, explainYAMLError(name, err, b, !o.noLines))
+		return nil, fmt.Errorf("%w: %w", ErrConfig, explainYAMLError(name, err, b, !o.NoLines))
 	}
 	e.opts = o
 	e.fillDefaults()
@@ -476,7 +476,7 @@ func (e *Experiment) Validate() error {
 	if err := e.validateRanges(e.opts.limits()); err != nil {
 		return err
 	}
-	if err := e.sourceSpec(0).Validate(); err != nil {
+	if err := e.SourceSpec(0).Validate(); err != nil {
 		return err
 	}
 	switch e.Source.Arrival {
@@ -653,7 +653,8 @@ func (e *Experiment) ParamsFor(name string) map[string]any {
 	return nil
 }
 
-func (e *Experiment) sourceSpec(stream int) ha.SourceSpec {
+// SourceSpec is the source of stream (0 or 1) as the runtimes generate it.
+func (e *Experiment) SourceSpec(stream int) ha.SourceSpec {
 	s := e.Source
 	return ha.SourceSpec{
 		Rate: s.Rate, Keys: s.Keys, Skew: s.Skew, Value: s.Value.Dist,
@@ -662,22 +663,8 @@ func (e *Experiment) sourceSpec(stream int) ha.SourceSpec {
 	}
 }
 
-// detector turns the detector config into the simulator's timeout model.
-// The memberlist model follows hashicorp/memberlist: a failed probe is
-// noticed after one probe interval plus the probe timeout (taken as the
-// configured timeout), then the node stays suspect for
-// suspicion_mult × max(1, log10(n)) probe intervals before it is declared dead.
-func (e *Experiment) detector(hosts int) Detector {
-	d := Detector{Heartbeat: e.Detector.Heartbeat.D(), Timeout: e.Detector.Timeout.D()}
-	if e.Detector.Model == "memberlist" {
-		scale := max(1, math.Log10(float64(hosts)))
-		d.Timeout += time.Duration(float64(e.Detector.SuspicionMult) * scale * float64(d.Heartbeat))
-	}
-	return d
-}
-
-// Hosts returns the host names of fragment i under a strategy with r replicas.
-func (e *Experiment) fragHosts(i, replicas int) []string {
+// FragHosts returns the host names of fragment i under a strategy with r replicas.
+func (e *Experiment) FragHosts(i, replicas int) []string {
 	name := e.Nodes[i].Name
 	hs := []string{name}
 	for k := 1; k < replicas+*e.Spares; k++ {
@@ -699,7 +686,7 @@ func (e *Experiment) Topology(st ha.Strategy) *ha.Topology {
 			inputs = e.Source.Streams
 		}
 		t.Frags = append(t.Frags, ha.Fragment{
-			Name: n.Name, Hosts: e.fragHosts(i, max(1, st.Replicas())), Inputs: inputs,
+			Name: n.Name, Hosts: e.FragHosts(i, max(1, st.Replicas())), Inputs: inputs,
 			NewOps: func() ([]ha.Operator, error) {
 				out := make([]ha.Operator, 0, len(specs))
 				for _, spec := range specs {
@@ -733,23 +720,10 @@ func (e *Experiment) QueryClass() ha.Class {
 	return c
 }
 
-// SimConfig builds the simulator configuration for one strategy; faults
-// are included unless failureFree.
-func (e *Experiment) SimConfig(st ha.Strategy, failureFree bool) (Config, error) {
-	topo := e.Topology(st)
-	cfg := Config{
-		Seed: e.Seed, Topology: topo, Strategy: st, Source: e.sourceSpec(0),
-		Network: Network{Latency: e.Network.Latency.D(), Jitter: e.Network.Jitter.D(),
-			Bandwidth: float64(e.Network.Bandwidth), Loss: e.Network.Loss},
-		CPU:        CPU{PerOp: e.CPU.PerOp.D(), PerByte: e.CPU.PerByte.D(), PerEvent: e.CPU.PerEvent.D()},
-		Detector:   e.detector(len(topo.Hosts())),
-		NoFencing:  e.Fencing != nil && !*e.Fencing,
-		TraceEmits: e.TraceEmits,
-		End:        e.End(),
-	}
-	if failureFree {
-		return cfg, nil
-	}
+// Schedule resolves the fault schedule against topo, the deployment of
+// strategy: every host a fault names must exist in it.
+func (e *Experiment) Schedule(topo *ha.Topology, strategy string) ([]Fault, error) {
+	var out []Fault
 	hosts := topo.Hosts()
 	for i, f := range e.Faults {
 		sf := Fault{At: f.At.D(), For: f.For.D()}
@@ -769,11 +743,51 @@ func (e *Experiment) SimConfig(st ha.Strategy, failureFree bool) (Config, error)
 		}
 		for _, h := range append([]string{sf.Host, sf.From, sf.To}, slices.Concat(sf.Groups...)...) {
 			if h != "" && !slices.Contains(hosts, h) {
-				return cfg, fmt.Errorf("%w: faults[%d]: node %q does not exist under strategy %s (it has %d hosts per node: raise spares)",
-					ErrConfig, i, h, st.Name(), len(topo.Frags[0].Hosts))
+				return nil, fmt.Errorf("%w: faults[%d]: node %q does not exist under strategy %s (it has %d hosts per node: raise spares)",
+					ErrConfig, i, h, strategy, len(topo.Frags[0].Hosts))
 			}
 		}
-		cfg.Faults = append(cfg.Faults, sf)
+		out = append(out, sf)
 	}
-	return cfg, nil
+	return out, nil
 }
+
+// NoFencing reports whether the experiment turns fencing off.
+func (e *Experiment) NoFencing() bool { return e.Fencing != nil && !*e.Fencing }
+
+// FaultDescriptions describes the fault schedule in words.
+func (e *Experiment) FaultDescriptions() []string {
+	out := []string{}
+	for _, f := range e.Faults {
+		at := f.At.D().String()
+		switch {
+		case f.Crash != "":
+			out = append(out, fmt.Sprintf("crash %s at %s", f.Crash, at))
+		case f.Pause != "":
+			out = append(out, fmt.Sprintf("pause %s at %s for %s", f.Pause, at, f.For.D()))
+		case f.Partition != nil:
+			var gs []string
+			for _, g := range f.Partition {
+				gs = append(gs, "["+strings.Join(g, " ")+"]")
+			}
+			out = append(out, fmt.Sprintf("partition %s at %s for %s", strings.Join(gs, " | "), at, f.For.D()))
+		case f.Delay != nil:
+			out = append(out, fmt.Sprintf("delay %s→%s +%s at %s for %s", any1(f.Delay.From), any1(f.Delay.To), f.Delay.Extra.D(), at, f.For.D()))
+		case f.Loss != nil:
+			out = append(out, fmt.Sprintf("loss %s→%s p=%g at %s for %s", any1(f.Loss.From), any1(f.Loss.To), f.Loss.P, at, f.For.D()))
+		case f.Corrupt != nil:
+			out = append(out, fmt.Sprintf("corrupt %s→%s p=%g at %s for %s", any1(f.Corrupt.From), any1(f.Corrupt.To), f.Corrupt.P, at, f.For.D()))
+		}
+	}
+	return out
+}
+
+func any1(s string) string {
+	if s == "" {
+		return "*"
+	}
+	return s
+}
+
+// End is when the run stops (duration + drain).
+func (e *Experiment) End() time.Duration { return e.Duration.D() + e.Drain.D() }

@@ -1,14 +1,13 @@
-package sim_test
+package experiment_test
 
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/experiment"
 )
 
 func TestParseRejectsBadExperiments(t *testing.T) {
@@ -43,9 +42,9 @@ func TestParseRejectsBadExperiments(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := sim.Parse([]byte(tc.yaml), "exp.yaml")
+			_, err := experiment.Parse([]byte(tc.yaml), "exp.yaml")
 			require.Error(t, err)
-			require.ErrorIs(t, err, sim.ErrConfig)
+			require.ErrorIs(t, err, experiment.ErrConfig)
 			require.Contains(t, err.Error(), "exp.yaml")
 			require.Contains(t, err.Error(), tc.want)
 		})
@@ -53,13 +52,13 @@ func TestParseRejectsBadExperiments(t *testing.T) {
 }
 
 func TestLoadMissingFile(t *testing.T) {
-	_, err := sim.Load(filepath.Join(t.TempDir(), "nope.yaml"))
-	require.ErrorIs(t, err, sim.ErrConfig)
+	_, err := experiment.Load(filepath.Join(t.TempDir(), "nope.yaml"))
+	require.ErrorIs(t, err, experiment.ErrConfig)
 	require.Contains(t, err.Error(), "nope.yaml")
 }
 
 func TestDefaultsAndExamplesParse(t *testing.T) {
-	e := sim.Default()
+	e := experiment.Default()
 	require.Equal(t, "default", e.Name)
 	require.Len(t, e.Nodes, 3)
 	files, err := filepath.Glob(filepath.Join("..", "examples", "*.yaml"))
@@ -71,7 +70,7 @@ func TestDefaultsAndExamplesParse(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			b, err := os.ReadFile(f)
 			require.NoError(t, err)
-			_, err = sim.Parse(b, f)
+			_, err = experiment.Parse(b, f)
 			require.NoError(t, err)
 		})
 	}
@@ -79,28 +78,12 @@ func TestDefaultsAndExamplesParse(t *testing.T) {
 
 func TestParseBandwidth(t *testing.T) {
 	for in, want := range map[string]float64{"1Gbps": 1e9, "250Mbps": 250e6, "10kbps": 1e4, "800bps": 800, "0": 0, "1.5Gbps": 1.5e9} {
-		got, err := sim.ParseBandwidth(in)
+		got, err := experiment.ParseBandwidth(in)
 		require.NoError(t, err, in)
 		require.Equal(t, want, got, in)
 	}
 	for _, bad := range []string{"-1Gbps", "x", "1Tbps"} {
-		_, err := sim.ParseBandwidth(bad)
+		_, err := experiment.ParseBandwidth(bad)
 		require.Error(t, err, bad)
 	}
-}
-
-func TestMemberlistDetectorModelIsSlower(t *testing.T) {
-	detect := func(model string) float64 {
-		y := strings.Replace(mapQuery, "detector: {heartbeat: 50ms, timeout: 200ms}", "detector: {model: "+model+", heartbeat: 100ms, timeout: 100ms}", 1)
-		e, err := sim.Parse([]byte(y+"faults: [{at: 2s, crash: A}]\n"), "t")
-		require.NoError(t, err)
-		cmp, err := sim.Compare(e, []string{"amnesia"})
-		require.NoError(t, err)
-		require.NotNil(t, cmp.Result.Runs[0].Recovery.DetectionMs)
-		return *cmp.Result.Runs[0].Recovery.DetectionMs
-	}
-	plain, swim := detect("timeout"), detect("memberlist")
-	require.InDelta(t, 150, plain, 50, "timeout + a phase in [0, heartbeat)")
-	// 100 ms probe timeout + 4 × log10(6 hosts → 1) × 100 ms suspicion + phase
-	require.InDelta(t, 550, swim, 50)
 }

@@ -1,3 +1,0 @@
-package main
-
-import _ "github.com/streamha/streamha/passivestandby"

@@ -1,0 +1,184 @@
+package ha
+
+import (
+	"slices"
+)
+
+// ---- driver entry points ----
+
+// GenTimer is the timer a source node sets to emit what is due; runtimes
+// that account for pending work (ha/inproc) recognise it by this name.
+const GenTimer = "ha.gen"
+
+// Start runs when the run begins.
+func (n *Node) Start() {
+	if n.gen != nil {
+		n.env.SetTimer(0, GenTimer)
+	}
+	n.hooks.Start()
+	n.flush()
+}
+
+// Fire runs a timer.
+func (n *Node) Fire(name string) {
+	if name == GenTimer {
+		n.generate()
+	} else if name == resumeTimer {
+		n.retryResumes()
+	} else if name == tailTimer {
+		n.sendTail()
+	} else if name == electTimer {
+		n.elect()
+	} else if name == seekTimer {
+		n.seekRoutes()
+	} else if !n.fenced {
+		n.hooks.Timer(name)
+	}
+	n.flush()
+}
+
+// PeerDown tells the node the failure detector declared host dead.
+func (n *Node) PeerDown(host string) {
+	if n.down[host] {
+		return
+	}
+	n.down[host] = true
+	n.Trace(Event{Kind: EvDetect, Peer: host})
+	n.noteSkipped(host)
+	n.hooks.PeerDown(host)
+	n.elect()
+	n.watchRoutes()
+	n.flush()
+}
+
+// PeerUp tells the node a host declared dead is alive again.
+func (n *Node) PeerUp(host string) {
+	if !n.down[host] {
+		return
+	}
+	delete(n.down, host)
+	n.Trace(Event{Kind: EvAlive, Peer: host})
+	if n.frag >= 0 && !n.IsSink() && host != n.host && host == n.routes[n.frag].Primary {
+		// This node may have missed its fragment's routes while it was
+		// cut off from the primary: a secondary dropped meanwhile would
+		// otherwise take over later from its stale state, believing
+		// itself next in line. It asks; the primary does not push its
+		// route, which after a partition may be a superseded one.
+		n.Send(host, &Message{Kind: KindRoute, Type: RouteQueryType, Seq: uint64(n.frag) + 1})
+	}
+	n.resendSkipped(host)
+	n.hooks.PeerUp(host)
+	n.elect()
+	n.watchRoutes()
+	n.flush()
+}
+
+// Deliver handles one incoming message. Neither the node nor its hooks
+// keep m or its Tuples after it returns: the Env may recycle them.
+func (n *Node) Deliver(m *Message) {
+	if n.probing && m.Frag != n.frag {
+		n.heard = true
+	}
+	if m.Kind == KindResume {
+		// Whoever answers the resume (the runtime or a hook), the live
+		// output held back meanwhile follows the answer.
+		defer n.releaseAwaiting(m.From)
+	}
+	if m.Kind == KindStrategy && m.Frag == n.frag && n.frag >= 0 && m.Frag < len(n.topo.Frags) && m.Epoch > n.Epoch() {
+		// A strategy message from a primary of a newer epoch of this
+		// fragment: this node missed its takeover's route.
+		n.askRoute(m)
+	}
+	if !n.hooks.Message(m) {
+		switch m.Kind {
+		case KindData:
+			n.onData(m)
+		case KindRoute:
+			if m.Route != nil {
+				n.onRoute(*m.Route, m.From)
+			} else if m.Type == RouteQueryType {
+				n.answerRouteQuery(m)
+			}
+		case KindResume:
+			n.onResume(m)
+		}
+	}
+	if m.Kind != KindData {
+		// A strategy's message can change the takeover order (a backup
+		// announced), a route the primary.
+		n.elect()
+	}
+	n.flush()
+}
+
+func (n *Node) generate() {
+	next, more := n.gen.due(n.env.Now(), n.output)
+	if more && next <= n.env.Now() {
+		n.env.SetTimer(0, GenTimer) // a capped burst: continue right away
+		return
+	}
+	if more {
+		// Wake at the next tuple's intended time, but at most once per
+		// batch period, measured from the intended (not the actual) wake
+		// time so that handler costs never make the source drift.
+		n.gen.wake = max(next, n.gen.wake+n.gen.spec.Batch)
+		n.env.SetTimer(max(0, n.gen.wake-n.env.Now()), GenTimer)
+	}
+}
+
+func (n *Node) onRoute(r Route, from string) {
+	if !n.validRoute(r, from) {
+		return
+	}
+	old := n.routes[r.Frag]
+	if !r.supersedes(old, n.topo) {
+		if from == r.Primary && (r.Epoch != old.Epoch || r.Primary != old.Primary) {
+			// The sender announced a route older than ours: tell it (a
+			// primary that missed a takeover learns it was superseded, a
+			// takeover made on an old view is made again on the new one).
+			n.tellRoute(from, r.Frag)
+		}
+		return
+	}
+	n.routes[r.Frag] = r
+	n.Trace(Event{Kind: EvRoute, Peer: r.Primary, Frag: r.Frag, Epoch: r.Epoch})
+	if r.Frag == n.frag && r.Primary != n.host && !slices.Contains(r.Receivers, n.host) && old.Primary == n.host && !n.fenced {
+		n.fenced = true
+		n.Trace(Event{Kind: EvFenced, Peer: r.Primary, Epoch: r.Epoch, Note: "superseded by a newer epoch"})
+	}
+	if r.Frag == n.frag-1 && n.IsReceiver() {
+		if r.ResetSeq {
+			// The new upstream numbers from 1: a later first tuple is a gap.
+			n.resetPort(0, n.fencing)
+		}
+		if n.rep[0].pending && r.Primary != old.Primary {
+			n.sendResume(0) // to whoever now holds the data
+		}
+	}
+	if r.Frag == n.DownstreamFrag() && !n.IsSink() {
+		for h := range n.awaiting {
+			if h != r.Primary {
+				delete(n.awaiting, h) // superseded before it asked
+			}
+		}
+		// Only a primary is asked to resume: a secondary or spare that
+		// held output for it would keep holding it after its own takeover.
+		if r.Resume && r.Primary != old.Primary && n.IsPrimary() {
+			n.holdFor(r.Primary)
+		}
+	}
+	n.hooks.RouteChanged(old, r)
+}
+
+// onResume answers a resume request from the downstream fragment's primary
+// (a takeover, or a gap repair) or from one of its receivers (a gap
+// repair) with a replay of the retained output after the requested seq.
+func (n *Node) onResume(m *Message) {
+	if m.Frag != n.DownstreamFrag() || n.Stale(m) || !n.IsPrimary() {
+		return
+	}
+	if r := n.routes[m.Frag]; r.Primary != m.From && !slices.Contains(r.Receivers, m.From) {
+		return
+	}
+	n.Replay(m.From, m.Seq)
+}

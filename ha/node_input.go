@@ -1,0 +1,226 @@
+package ha
+
+import (
+	"slices"
+)
+
+// ---- input positions and order ----
+
+// InputSeq is the highest seq accepted on input port.
+func (n *Node) InputSeq(port int) uint64 { return n.in[port].last }
+
+// SetInputSeq sets the duplicate filter of input port (after a restore).
+func (n *Node) SetInputSeq(port int, seq uint64) {
+	n.resetPort(port, seq > 0)
+	n.in[port].last = seq
+}
+
+// RecordInputTimes turns on a compact record of the sequence numbers and
+// event times of the tuples each input port accepts (segments of at most
+// 1 ms of event time), or turns it off and forgets it. A strategy that
+// learns from its operators (Horizon) the oldest event time their state
+// depends on maps it back to an input position with InputCut (upstream
+// backup's level-1 acknowledgements). The node keeps the record on its
+// input path beside the port's position, so it costs no hook call per
+// tuple. The record of a port starts afresh whenever its position does
+// (Restart, a new upstream numbering, SetInputSeq).
+func (n *Node) RecordInputTimes(on bool) {
+	n.recordTimes = on
+	if !on {
+		n.times = [2]inputTimes{}
+	}
+}
+
+// InputCut is the largest recorded seq of input port such that every
+// recorded input up to it has an event time before horizon, and whether
+// there is one: exact when event times ascend, conservative otherwise.
+func (n *Node) InputCut(port int, horizon int64) (uint64, bool) { return n.times[port].cut(horizon) }
+
+// LastRecordedInput is the last seq the record of input port holds, and
+// whether it holds any.
+func (n *Node) LastRecordedInput(port int) (uint64, bool) { return n.times[port].lastSeq() }
+
+// ForgetInputs drops from the record of input port the segments that lie
+// entirely at or below upTo.
+func (n *Node) ForgetInputs(port int, upTo uint64) { n.times[port].drop(upTo) }
+
+// RecordedInputs is the number of segments the record of input port holds.
+func (n *Node) RecordedInputs(port int) int { return n.times[port].size() }
+
+// RecordOrder turns on recording of the input port of every processed
+// tuple: the node's non-deterministic interleaving decisions.
+func (n *Node) RecordOrder(on bool) { n.recordOrder = on }
+
+// RecordedDecisions is the number of decisions recorded and not yet taken
+// with TakeOrderLog.
+func (n *Node) RecordedDecisions() int { return len(n.orderLog) }
+
+// TakeOrderLog returns and clears the recorded decisions.
+func (n *Node) TakeOrderLog() []uint8 {
+	l := n.orderLog
+	n.orderLog = nil
+	return l
+}
+
+// Pending is the number of accepted input tuples waiting for the
+// interleaving decisions they must follow (see FollowOrder).
+func (n *Node) Pending() int { return len(n.pending) }
+
+// FollowOrder makes the node process inputs in the given port order: a
+// tuple from another port waits until the decisions reach it. When the
+// decisions run out the node returns to arrival order.
+func (n *Node) FollowOrder(decisions []uint8) {
+	n.follow = append(n.follow, decisions...)
+	n.drainPending()
+}
+
+func (n *Node) onData(m *Message) {
+	if n.Stale(m) {
+		n.stats.Fenced++
+		n.Trace(Event{Kind: EvFenced, Peer: m.From, Epoch: m.Epoch, N: int64(len(m.Tuples)), Note: "dropped data from a stale epoch"})
+		n.staleData(m)
+		return
+	}
+	if !n.IsReceiver() || int(m.Stream) >= n.Inputs() {
+		return
+	}
+	p := int(m.Stream)
+	in := &n.in[p]
+	switch m.Type {
+	case ReplayEndType:
+		if n.catching&(1<<m.Stream) != 0 {
+			n.catchMark[m.Stream] = m.Seq
+			n.marked |= 1 << m.Stream
+			n.checkCaughtUp(m.Stream)
+		}
+		n.resumeAnswered(p)
+	case TailType:
+		if in.seen && m.Seq > in.last {
+			n.askRepair(p, "the upstream sent more than arrived: asking it to resend")
+		}
+	case ReplayFromType:
+		switch {
+		case n.rep[p].fresh:
+			// The replay after a restart starts after m.Seq: nothing lost.
+			n.rep[p].fresh = false
+			in.last = max(in.last, m.Seq)
+			n.drainHeld(p)
+		case !in.seen:
+			// A fresh position: the replay simply starts after m.Seq.
+			in.last, in.seen = m.Seq, true
+		case m.Seq > in.last:
+			n.skipTo(p, m.Seq, m.From)
+		}
+	}
+	for i := range m.Tuples {
+		t := &m.Tuples[i]
+		if t.Seq <= in.last {
+			n.stats.Duplicates++
+			continue
+		}
+		if in.seen && t.Seq > in.last+1 {
+			if n.fencing && !n.noRepair {
+				n.holdBeyondGap(p, t)
+				continue
+			}
+			// Without epochs a receiver cannot tell whose numbering a
+			// gap belongs to (a zombie's or the new primary's): it takes
+			// the gap as it comes, and split brain shows.
+			n.noteGap(p, t.Seq-1, m.From)
+		}
+		n.accept(m.Stream, *t)
+		if len(n.rep[p].held) > 0 {
+			n.drainHeld(p)
+		}
+	}
+	if len(n.pending) > 0 {
+		n.drainPending()
+	}
+}
+
+// accept takes input tuple t, next in seq order on port, and processes it
+// (or queues it behind the interleaving decisions it must follow).
+func (n *Node) accept(port uint8, t Tuple) {
+	in := &n.in[port]
+	in.last, in.seen = t.Seq, true
+	n.rep[port].fresh = false
+	t.Stream = port
+	if n.recordTimes {
+		n.times[port].add(t.Seq, t.Time)
+	}
+	if n.inHook != nil {
+		n.inScratch = t
+		if !n.inHook.Input(&n.inScratch) {
+			return
+		}
+		t = n.inScratch
+	}
+	if n.follow != nil || len(n.pending) > 0 {
+		n.pending = append(n.pending, t)
+		return
+	}
+	n.process(t)
+}
+
+func (n *Node) drainPending() {
+	for len(n.pending) > 0 {
+		if len(n.follow) == 0 {
+			n.follow = nil
+			p := n.pending
+			n.pending = nil
+			for _, t := range p {
+				n.process(t)
+			}
+			return
+		}
+		i := slices.IndexFunc(n.pending, func(t Tuple) bool { return t.Stream == n.follow[0] })
+		if i < 0 {
+			return
+		}
+		t := n.pending[i]
+		n.pending = slices.Delete(n.pending, i, i+1)
+		n.follow = n.follow[1:]
+		n.process(t)
+	}
+	if len(n.follow) == 0 {
+		n.follow = nil
+	}
+}
+
+// checkCaughtUp traces EvCaughtUp once every input port has processed
+// everything its upstream replayed after a takeover.
+func (n *Node) checkCaughtUp(port uint8) {
+	if n.marked&(1<<port) == 0 || n.in[port].last < n.catchMark[port] || len(n.pending) > 0 {
+		return
+	}
+	n.catching &^= 1 << port
+	if n.catching == 0 {
+		n.Trace(Event{Kind: EvCaughtUp, Frag: n.frag, Epoch: n.Epoch()})
+	}
+}
+
+func (n *Node) process(t Tuple) {
+	n.stats.Tuples++
+	if n.recordOrder {
+		n.orderLog = append(n.orderLog, t.Stream)
+	}
+	if n.IsSink() {
+		if t.IsEnd() {
+			return // the end of a stream is no output
+		}
+		n.pendWork++
+		n.delivered = t
+		n.Trace(Event{Kind: EvDeliver, Tuple: &n.delivered})
+		return
+	}
+	if len(n.ops) == 0 {
+		n.pendWork++
+		n.output(t)
+		return
+	}
+	n.pendWork += len(n.ops)
+	n.ops[0].Process(t, n.emits[0])
+	if n.catching&(1<<t.Stream) != 0 {
+		n.checkCaughtUp(t.Stream)
+	}
+}
