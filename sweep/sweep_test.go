@@ -197,7 +197,7 @@ func TestSweepReportFiles(t *testing.T) {
 	require.NoError(t, err)
 	figs, err := reports.WriteSweepReport(dir, meta, loaded, rep)
 	require.NoError(t, err)
-	assert.Len(t, figs, 4+2*len(sw.Strategies))
+	assert.Len(t, figs, 4+2*len(sw.Strategies)+1, "the sweep figures, two per strategy, and passive standby's checkpoint timeline")
 	page := readFile(t, filepath.Join(dir, "report.html"))
 	for _, bad := range []string{"http:", "https:", "<link", "src=", "<script", "url("} {
 		assert.NotContains(t, strings.ToLower(page), bad, "the report is self-contained")
