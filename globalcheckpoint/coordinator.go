@@ -1,0 +1,236 @@
+package globalcheckpoint
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/streamha/streamha/ha"
+)
+
+// ---- coordinator and store (the sink's host) ----
+
+// onSnap stores a fragment's snapshot and completes the checkpoint once
+// every fragment's is stored.
+func (h *hooks) onSnap(m *ha.Message) {
+	co, n := h.co, h.n
+	if co == nil {
+		return
+	}
+	s, err := decodeSnapshot(m.Body)
+	if err != nil {
+		n.Trace(ha.Event{Kind: ha.EvNote, Peer: m.From, Seq: m.Seq, Note: "snapshot dropped: " + err.Error()})
+		return
+	}
+	frags := len(n.Topology().Frags)
+	if s.Gen != co.gen || s.ID <= co.done || s.Frag >= uint64(frags) || n.Route(int(s.Frag)).Primary != m.From {
+		return // from before a rollback, superseded, or from a fenced host
+	}
+	bodies := co.pending[s.ID]
+	if bodies == nil {
+		bodies = make([][]byte, frags)
+		co.pending[s.ID] = bodies
+	}
+	bodies[s.Frag] = slices.Clone(m.Body) // m is valid only during the call
+	n.Trace(ha.Event{Kind: ha.EvCheckpointEnd, Peer: m.From, Seq: s.ID, N: int64(len(m.Body)), Note: "stored"})
+	if !slices.ContainsFunc(bodies, func(b []byte) bool { return b == nil }) {
+		h.complete(s.ID, bodies)
+	}
+}
+
+// complete makes checkpoint id the one a rollback restores, lets every
+// source and fragment trim what it no longer needs and, with a
+// transactional sink, releases the outputs it covers.
+func (h *hooks) complete(id uint64, bodies [][]byte) {
+	co, n := h.co, h.n
+	snaps := make([]*snapshot, len(bodies))
+	total := 0
+	for i, b := range bodies {
+		snaps[i], _ = decodeSnapshot(b) // decoded once already in onSnap
+		total += len(b)
+	}
+	co.done, co.bodies, co.snaps, co.doneAt = id, bodies, snaps, n.Now()
+	for k := range co.pending {
+		if k <= id {
+			delete(co.pending, k)
+		}
+	}
+	n.Trace(ha.Event{Kind: ha.EvCheckpointEnd, Seq: id, N: int64(total), Note: "completed: every fragment's snapshot is stored"})
+	topo := n.Topology()
+	last := len(topo.Frags) - 1
+	trim := func(to string, pos uint64) {
+		if to != "" && !n.Down(to) {
+			b := barrier{Gen: co.gen, ID: id, Pos: pos}
+			n.Send(to, &ha.Message{Kind: ha.KindStrategy, Type: typeComplete, Seq: id, Body: b.encode()})
+		}
+	}
+	for p, src := range topo.Sources {
+		if p < len(snaps[0].In) {
+			trim(src, snaps[0].In[p])
+		}
+	}
+	for f := 0; f < last; f++ {
+		trim(n.Route(f).Primary, snaps[f+1].In[0])
+	}
+	trim(n.Route(last).Primary, min(snaps[last].OutSeq, n.InputSeq(0)))
+	if h.cfg.Sink == SinkTransactional {
+		co.committed = max(co.committed, snaps[last].OutSeq)
+		h.release()
+	}
+}
+
+// sinkInput holds an output of a transactional run until a completed
+// checkpoint covers it.
+func (h *hooks) sinkInput(t *ha.Tuple) bool {
+	co := h.co
+	if t.IsEnd() || t.Seq <= co.committed {
+		return true
+	}
+	co.held = append(co.held, *t)
+	return false
+}
+
+// release delivers the held outputs the last completed checkpoint covers.
+func (h *hooks) release() {
+	co, n := h.co, h.n
+	i := 0
+	for ; i < len(co.held) && co.held[i].Seq <= co.committed; i++ {
+		n.Trace(ha.Event{Kind: ha.EvDeliver, Tuple: &co.held[i]})
+	}
+	if i > 0 {
+		n.Work(i, 0)
+		co.held = slices.Delete(co.held, 0, i)
+	}
+}
+
+// PeerDown implements ha.Hooks: at the coordinator, the failure of a
+// fragment's primary (or of a host restarting one) rolls the whole job back.
+func (h *hooks) PeerDown(host string) {
+	co, n := h.co, h.n
+	if co == nil {
+		return
+	}
+	f, ok := n.Topology().FragOf(host)
+	if !ok || f < 0 || f >= len(n.Topology().Frags) {
+		return
+	}
+	if n.Route(f).Primary == host || (co.targets != nil && co.targets[f] == host) {
+		h.rollback(fmt.Sprintf("%s failed", host))
+	}
+}
+
+// PeerUp implements ha.Hooks: a rollback that found some fragment without
+// a live host is tried again.
+func (h *hooks) PeerUp(string) {
+	if h.co != nil && h.co.stalled {
+		h.rollback("a host is back")
+	}
+}
+
+// rollback restarts every fragment from the last completed checkpoint:
+// each on its primary if alive, else on its first live host.
+func (h *hooks) rollback(why string) {
+	co, n := h.co, h.n
+	topo := n.Topology()
+	targets := make([]string, len(topo.Frags))
+	for f, fr := range topo.Frags {
+		t := n.Route(f).Primary
+		if n.Down(t) {
+			i := slices.IndexFunc(fr.Hosts, func(x string) bool { return !n.Down(x) })
+			t = ""
+			if i >= 0 {
+				t = fr.Hosts[i]
+			}
+		}
+		if t == "" {
+			co.stalled = true
+			n.Trace(ha.Event{Kind: ha.EvNote, Note: fmt.Sprintf("%s: no live host for fragment %s: the rollback waits for one", why, fr.Name)})
+			return
+		}
+		targets[f] = t
+	}
+	co.stalled = false
+	co.gen++
+	co.targets, co.restored = targets, make([]bool, len(targets))
+	clear(co.pending)
+	n.Trace(ha.Event{Kind: ha.EvNote, Seq: co.done, N: int64(co.gen),
+		Note: fmt.Sprintf("%s: global rollback %d to checkpoint %d on %s", why, co.gen, co.done, strings.Join(targets, ", "))})
+	h.sendRestores()
+	last := len(topo.Frags) - 1
+	for p, src := range topo.Sources {
+		b := barrier{Gen: co.gen, ID: co.done}
+		if co.snaps != nil && p < len(co.snaps[0].In) {
+			b.Pos = co.snaps[0].In[p]
+		}
+		n.Send(src, &ha.Message{Kind: ha.KindStrategy, Type: typeRewind, Body: b.encode()})
+	}
+	co.resetPending, co.resetTo = true, 0
+	if co.snaps != nil {
+		co.resetTo = co.snaps[last].OutSeq
+	}
+	if h.cfg.Sink == SinkTransactional {
+		// Abort: what no completed checkpoint covers is produced again.
+		co.held = slices.DeleteFunc(co.held, func(t ha.Tuple) bool { return t.Seq > co.committed })
+	}
+	n.SetTimer(retryEvery, timerRetry)
+}
+
+// sendRestores sends the stored snapshot (or an empty one) to every
+// restore target that has not acknowledged it.
+func (h *hooks) sendRestores() {
+	co, n := h.co, h.n
+	for f, t := range co.targets {
+		if co.restored[f] || n.Down(t) {
+			continue
+		}
+		body := (&snapshot{Frag: uint64(f)}).encode()
+		if co.bodies != nil {
+			body = co.bodies[f]
+		}
+		n.Send(t, &ha.Message{Kind: ha.KindStrategy, Type: typeRestore, Seq: co.gen, Body: body})
+	}
+}
+
+// retryRestore re-sends unacknowledged restores until every fragment restarted.
+func (h *hooks) retryRestore() {
+	co := h.co
+	if co == nil || co.targets == nil || !slices.Contains(co.restored, false) {
+		return
+	}
+	h.sendRestores()
+	h.n.SetTimer(retryEvery, timerRetry)
+}
+
+// onRestored records that a fragment restarted in the current rollback.
+func (h *hooks) onRestored(m *ha.Message) {
+	co, n := h.co, h.n
+	if co == nil || m.Seq != co.gen || co.targets == nil {
+		return
+	}
+	f := slices.Index(co.targets, m.From)
+	if f < 0 || co.restored[f] {
+		return
+	}
+	co.restored[f] = true
+	if !slices.Contains(co.restored, false) {
+		n.Trace(ha.Event{Kind: ha.EvNote, Seq: co.done, N: int64(co.gen),
+			Note: fmt.Sprintf("global rollback %d: every fragment restarted from checkpoint %d", co.gen, co.done)})
+	}
+}
+
+// RouteChanged implements ha.Hooks: once the last fragment's restarted
+// primary announces its route, the sink takes its input position from
+// the restored checkpoint, so the outputs that follow it are accepted
+// again (and, with an at-least-once sink, delivered again).
+func (h *hooks) RouteChanged(old, r ha.Route) {
+	co, n := h.co, h.n
+	if co == nil || !co.resetPending || co.targets == nil {
+		return
+	}
+	last := len(n.Topology().Frags) - 1
+	if r.Frag != last || r.Primary != co.targets[last] || r.Epoch <= old.Epoch {
+		return
+	}
+	co.resetPending = false
+	n.SetInputSeq(0, co.resetTo)
+}
