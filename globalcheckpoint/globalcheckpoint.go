@@ -68,7 +68,7 @@ const (
 
 // Defaults of the parameters.
 const (
-	DefaultInterval = 200 * time.Millisecond
+	DefaultInterval = time.Second
 	DefaultSink     = SinkTransactional
 )
 

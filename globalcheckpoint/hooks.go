@@ -32,6 +32,7 @@ const (
 const (
 	timerBarrier = "gc.barrier"
 	timerRetry   = "gc.retry"
+	timerFinal   = "gc.final"
 )
 
 // retryEvery is how often the coordinator re-sends a restore that was not
@@ -116,6 +117,19 @@ func (h *hooks) Timer(name string) {
 		h.injectBarrier()
 	case timerRetry:
 		h.retryRestore()
+	case timerFinal:
+		h.sendBarrier(uint64(h.n.Now()/h.cfg.Interval) + 1)
+	}
+}
+
+// Output implements ha.Hooks: a source that emitted its end-of-stream
+// mark takes a final checkpoint at once (in a handler of its own, so the
+// barrier follows the mark), as Flink does at the end of bounded input:
+// without it a transactional sink would hold the last outputs for up to
+// an interval.
+func (h *hooks) Output(t *ha.Tuple) {
+	if t.IsEnd() && h.n.IsSource() {
+		h.n.SetTimer(0, timerFinal)
 	}
 }
 
@@ -123,14 +137,20 @@ func (h *hooks) Timer(name string) {
 // output emitted so far. It is sent at the start of a handler, before any
 // output generated later.
 func (h *hooks) injectBarrier() {
-	n := h.n
 	defer h.arm()
+	h.sendBarrier(uint64(h.n.Now() / h.cfg.Interval))
+}
+
+// sendBarrier tells the first fragment's primary that checkpoint id
+// follows this source's output so far.
+func (h *hooks) sendBarrier(id uint64) {
+	n := h.n
 	to := n.Route(0).Primary
 	if n.Down(to) {
 		return
 	}
 	port := slices.Index(n.Topology().Sources, n.Host())
-	b := barrier{ID: uint64(n.Now() / h.cfg.Interval), Pos: n.OutputSeq()}
+	b := barrier{ID: id, Pos: n.OutputSeq()}
 	n.Send(to, &ha.Message{Kind: ha.KindStrategy, Type: typeBarrier, Stream: uint8(port), Body: b.encode()})
 }
 
