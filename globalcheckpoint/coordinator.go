@@ -175,20 +175,53 @@ func (h *hooks) rollback(why string) {
 	n.SetTimer(retryEvery, timerRetry)
 }
 
-// sendRestores sends the stored snapshot (or an empty one) to every
-// restore target that has not acknowledged it.
+// sendRestores queues the stored snapshot (or an empty one) for every
+// restore target that has not acknowledged it. The store reads the
+// snapshots one after the other (CPU per byte on the store's host) and
+// each leaves once read, so restoring a job takes longer the more state
+// it has in all.
 func (h *hooks) sendRestores() {
 	co, n := h.co, h.n
+	co.queue = co.queue[:0]
 	for f, t := range co.targets {
-		if co.restored[f] || n.Down(t) {
-			continue
+		if !co.restored[f] && !n.Down(t) {
+			co.queue = append(co.queue, f)
 		}
-		body := (&snapshot{Frag: uint64(f)}).encode()
-		if co.bodies != nil {
-			body = co.bodies[f]
-		}
-		n.Send(t, &ha.Message{Kind: ha.KindStrategy, Type: typeRestore, Seq: co.gen, Body: body})
 	}
+	h.readNext()
+}
+
+// readNext charges reading the next queued snapshot and sends it once read.
+func (h *hooks) readNext() {
+	co, n := h.co, h.n
+	if len(co.queue) == 0 {
+		return
+	}
+	n.Work(0, len(h.restoreBody(co.queue[0])))
+	n.SetTimer(0, timerRead)
+}
+
+// sendRead sends the snapshot just read and reads the next one.
+func (h *hooks) sendRead() {
+	co, n := h.co, h.n
+	if co == nil || len(co.queue) == 0 {
+		return
+	}
+	f := co.queue[0]
+	co.queue = co.queue[1:]
+	if t := co.targets[f]; !co.restored[f] && !n.Down(t) {
+		n.Send(t, &ha.Message{Kind: ha.KindStrategy, Type: typeRestore, Seq: co.gen, Body: h.restoreBody(f)})
+	}
+	h.readNext()
+}
+
+// restoreBody is fragment f's snapshot in the last completed checkpoint,
+// or an empty one (start afresh) when none completed yet.
+func (h *hooks) restoreBody(f int) []byte {
+	if h.co.bodies != nil {
+		return h.co.bodies[f]
+	}
+	return (&snapshot{Frag: uint64(f)}).encode()
 }
 
 // retryRestore re-sends unacknowledged restores until every fragment restarted.
@@ -197,7 +230,9 @@ func (h *hooks) retryRestore() {
 	if co == nil || co.targets == nil || !slices.Contains(co.restored, false) {
 		return
 	}
-	h.sendRestores()
+	if len(co.queue) == 0 {
+		h.sendRestores()
+	}
 	h.n.SetTimer(retryEvery, timerRetry)
 }
 

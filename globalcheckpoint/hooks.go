@@ -33,6 +33,7 @@ const (
 	timerBarrier = "gc.barrier"
 	timerRetry   = "gc.retry"
 	timerFinal   = "gc.final"
+	timerRead    = "gc.read"
 )
 
 // retryEvery is how often the coordinator re-sends a restore that was not
@@ -76,6 +77,7 @@ type coordinator struct {
 	doneAt   time.Duration
 	targets  []string // restore target per fragment in the current rollback
 	restored []bool
+	queue    []int // fragments whose snapshot the store reads and sends next
 	stalled  bool // a rollback waits for a live host of some fragment
 	// sink position to take after the rollback: set when the last
 	// fragment's restarted primary announces its route
@@ -117,6 +119,8 @@ func (h *hooks) Timer(name string) {
 		h.injectBarrier()
 	case timerRetry:
 		h.retryRestore()
+	case timerRead:
+		h.sendRead()
 	case timerFinal:
 		h.sendBarrier(uint64(h.n.Now()/h.cfg.Interval) + 1)
 	}
