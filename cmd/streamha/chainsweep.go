@@ -1,0 +1,194 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/streamha/streamha/globalcheckpoint"
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/reports"
+	"github.com/streamha/streamha/sim"
+)
+
+func init() { extraCommands = append(extraCommands, newChainSweepCmd) }
+
+type chainFlags struct {
+	fragments string
+	keys      int
+	interval  time.Duration
+	seed      uint64
+	out       string
+}
+
+func newChainSweepCmd() *cobra.Command {
+	var f chainFlags
+	c := &cobra.Command{
+		Use:   "chain-sweep",
+		Short: "Recovery time of global rollback and passive standby as the chain grows",
+		Long: "chain-sweep runs a chain of N fragments, each a per-key running sum over --keys keys (so every\n" +
+			"fragment holds state), for every N in --fragments, crashes the middle fragment, and prints the\n" +
+			"recovery time of global-checkpoint (every fragment restarts from the last completed checkpoint)\n" +
+			"and passive-standby (the failed fragment alone restarts), each beside its model. With --out it\n" +
+			"writes chain-sweep.png/.svg and chain-sweep.csv there.",
+		Example: "  streamha chain-sweep\n  streamha chain-sweep --fragments 3,6,12 --keys 50000 --out docs/img",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runChainSweep(cmd.OutOrStdout(), f)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.fragments, "fragments", "3,4,6,8,10,12", "chain lengths to run (comma-separated, 2 to 32)")
+	fl.IntVar(&f.keys, "keys", 20000, "keys of the source, the entries of every fragment's state (1 to 1000000)")
+	fl.DurationVar(&f.interval, "interval", time.Second, "checkpoint interval of both strategies")
+	fl.Uint64Var(&f.seed, "seed", 1, "run seed")
+	fl.StringVar(&f.out, "out", "", "directory for the plot and CSV (none when empty)")
+	return c
+}
+
+// chainPoint is one chain length's measured and modelled recovery, in ms.
+type chainPoint struct {
+	n                  int
+	gc, gcModel        float64
+	ps, psModel        float64
+	gcState, gcSnapsMs float64
+}
+
+func runChainSweep(w io.Writer, f chainFlags) error {
+	var ns []int
+	for _, s := range strings.Split(f.fragments, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 2 || n > 32 {
+			return usageErr{fmt.Errorf("--fragments: want chain lengths from 2 to 32, got %q", s)}
+		}
+		ns = append(ns, n)
+	}
+	if f.keys < 1 || f.keys > 1_000_000 {
+		return usageErr{fmt.Errorf("--keys: want 1 to 1000000, got %d", f.keys)}
+	}
+	if f.interval < time.Millisecond {
+		return usageErr{fmt.Errorf("--interval: want at least 1ms, got %s", f.interval)}
+	}
+	fmt.Fprintf(w, "chain of running sums over %d keys, crash of the middle fragment, checkpoint interval %s\n\n", f.keys, f.interval)
+	fmt.Fprintf(w, "%10s  %22s  %22s  %22s  %22s\n", "fragments", "global-checkpoint ms", "model ms", "passive-standby ms", "model ms")
+	var pts []chainPoint
+	for _, n := range ns {
+		p, err := chainRun(n, f)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%10d  %22.1f  %22.1f  %22.1f  %22.1f\n", p.n, p.gc, p.gcModel, p.ps, p.psModel)
+		pts = append(pts, p)
+	}
+	if f.out == "" {
+		return nil
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return fmt.Errorf("chain-sweep: %w", err)
+	}
+	var csv strings.Builder
+	csv.WriteString("fragments,global_checkpoint_ms,global_checkpoint_model_ms,passive_standby_ms,passive_standby_model_ms\n")
+	for _, p := range pts {
+		fmt.Fprintf(&csv, "%d,%.3f,%.3f,%.3f,%.3f\n", p.n, p.gc, p.gcModel, p.ps, p.psModel)
+	}
+	if err := os.WriteFile(filepath.Join(f.out, "chain-sweep.csv"), []byte(csv.String()), 0o644); err != nil {
+		return fmt.Errorf("chain-sweep: %w", err)
+	}
+	return chainPlot(pts, f.out)
+}
+
+// chainExperiment is a chain of n running sums with a crash of the middle one.
+func chainExperiment(n int, f chainFlags) (*sim.Experiment, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: chain-%d\nseed: %d\nduration: 8s\ndrain: 4s\nsource: {rate: 2000, keys: %d}\nnodes:\n", n, f.seed, f.keys)
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "  - {name: F%d, ops: [{running_sum: {}}]}\n", i)
+	}
+	fmt.Fprintf(&b, "spares: 1\nnetwork: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}\n"+
+		"cpu: {per_op: 2us, per_byte: 2ns, per_event: 1us}\ndetector: {heartbeat: 50ms, timeout: 200ms}\n"+
+		"strategies:\n  - {name: %s, sink: transactional, checkpoint_interval: %s}\n  - {name: passive-standby, checkpoint_interval: %s}\n"+
+		"faults:\n  - {at: 5.5s, crash: F%d}\n", globalcheckpoint.Name, f.interval, f.interval, (n+1)/2)
+	return sim.Parse([]byte(b.String()), fmt.Sprintf("chain of %d", n))
+}
+
+func chainRun(n int, f chainFlags) (chainPoint, error) {
+	e, err := chainExperiment(n, f)
+	if err != nil {
+		return chainPoint{}, err
+	}
+	cmp, err := sim.Compare(e, []string{globalcheckpoint.Name, "passive-standby"})
+	if err != nil {
+		return chainPoint{}, fmt.Errorf("chain of %d: %w", n, err)
+	}
+	p := chainPoint{n: n}
+	rec := func(i int) float64 {
+		if r := cmp.Runs[i].Run.Recovery.RecoveryMs; r != nil {
+			return *r
+		}
+		return -1
+	}
+	p.gc, p.ps = rec(0), rec(1)
+	// The model takes each fragment's snapshot size from the run's trace.
+	state := map[string]float64{}
+	for ev := range cmp.Runs[0].Trace.All() {
+		if ev.Kind == ha.EvCheckpointBeg {
+			state[ev.Host] = float64(ev.N)
+		}
+	}
+	cpu := e.CPU
+	cost := (cpu.PerOp.D() + cpu.PerEvent.D() + 2*56*cpu.PerByte.D()).Seconds()
+	in := globalcheckpoint.ModelInput{
+		Detection: e.Detector.Timeout.D() + e.Detector.Heartbeat.D()/2,
+		PerByte:   cpu.PerByte.D(), Interval: f.interval, Latency: e.Network.Latency.D(),
+	}
+	for i := 1; i <= n; i++ {
+		s := state[fmt.Sprintf("F%d", i)]
+		if i == (n+1)/2 && s == 0 {
+			s = state[fmt.Sprintf("F%d.1", i)]
+		}
+		in.Frags = append(in.Frags, globalcheckpoint.ModelFrag{In: e.Source.Rate, Cost: cost, StateBytes: s})
+	}
+	p.gcModel = float64(globalcheckpoint.ModelRecovery(in)) / 1e6
+	p.psModel = reports.Model(e, "passive-standby", cmp.Runs[1].Run.Params)[reports.ModelRecoveryMs]
+	return p, nil
+}
+
+func chainPlot(pts []chainPoint, dir string) error {
+	p := plot.New()
+	p.Title.Text = "Recovery time as the chain grows (crash of the middle fragment)"
+	p.X.Label.Text = "fragments in the chain"
+	p.Y.Label.Text = "recovery (ms)"
+	line := func(get func(chainPoint) float64) plotter.XYs {
+		var xy plotter.XYs
+		for _, c := range pts {
+			if v := get(c); v >= 0 {
+				xy = append(xy, plotter.XY{X: float64(c.n), Y: v})
+			}
+		}
+		return xy
+	}
+	if err := plotutil.AddLinePoints(p,
+		"global-checkpoint (measured)", line(func(c chainPoint) float64 { return c.gc }),
+		"global-checkpoint (model)", line(func(c chainPoint) float64 { return c.gcModel }),
+		"passive-standby (measured)", line(func(c chainPoint) float64 { return c.ps }),
+		"passive-standby (model)", line(func(c chainPoint) float64 { return c.psModel }),
+	); err != nil {
+		return fmt.Errorf("chain-sweep plot: %w", err)
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	for _, ext := range []string{"png", "svg"} {
+		if err := p.Save(7*vg.Inch, 4*vg.Inch, filepath.Join(dir, "chain-sweep."+ext)); err != nil {
+			return fmt.Errorf("chain-sweep plot: %w", err)
+		}
+	}
+	return nil
+}
