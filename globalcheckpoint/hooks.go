@@ -78,7 +78,7 @@ type coordinator struct {
 	targets  []string // restore target per fragment in the current rollback
 	restored []bool
 	queue    []int // fragments whose snapshot the store reads and sends next
-	stalled  bool // a rollback waits for a live host of some fragment
+	stalled  bool  // a rollback waits for a live host of some fragment
 	// sink position to take after the rollback: set when the last
 	// fragment's restarted primary announces its route
 	resetPending bool
