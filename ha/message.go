@@ -22,7 +22,8 @@ const (
 	KindData Kind = iota + 1
 	// KindRoute announces who serves a fragment at which epoch (sent after a
 	// takeover); without a Route and with Type RouteQueryType it asks the
-	// receiver, a fragment's primary, for its route.
+	// receiver for a route: with Seq 0 a fragment's primary for its own,
+	// with Seq f+1 any host for its view of fragment f's.
 	KindRoute
 	// KindResume asks an upstream to redirect its output to the sender and
 	// replay retained tuples with seq > Seq on stream Stream.

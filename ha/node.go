@@ -127,6 +127,9 @@ type Node struct {
 	// rate limits of route queries and stale-route replies
 	routeAsked map[int]uint64    // fragment -> epoch last asked for
 	toldStale  map[string]uint64 // host -> epoch last told
+	// route seeking (node_route.go): the retry timer is armed, its interval
+	seekArmed   bool
+	seekBackoff time.Duration
 
 	stats NodeStats
 }
@@ -515,6 +518,11 @@ func (n *Node) Replay(to string, from uint64) {
 	// trace when it has caught up.
 	n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Type: ReplayEndType, Seq: n.outNext})
 	n.Trace(Event{Kind: EvReplayEnd, Peer: to, N: int64(end - i)})
+	// Live output held for to can follow now: nothing overtakes this
+	// replay on the link. Waiting for to's resume instead would hold it
+	// for ever if the resume was lost, since this replay's end marker
+	// already answers the receiver's request.
+	n.releaseAwaiting(to)
 }
 
 // ReplayEndType marks the empty data message that ends a replay; its Seq
@@ -700,6 +708,8 @@ func (n *Node) Fire(name string) {
 		n.sendTail()
 	} else if name == electTimer {
 		n.elect()
+	} else if name == seekTimer {
+		n.seekRoutes()
 	} else if !n.fenced {
 		n.hooks.Timer(name)
 	}
@@ -716,6 +726,7 @@ func (n *Node) PeerDown(host string) {
 	n.noteSkipped(host)
 	n.hooks.PeerDown(host)
 	n.elect()
+	n.watchRoutes()
 	n.flush()
 }
 
@@ -729,6 +740,7 @@ func (n *Node) PeerUp(host string) {
 	n.resendSkipped(host)
 	n.hooks.PeerUp(host)
 	n.elect()
+	n.watchRoutes()
 	n.flush()
 }
 

@@ -198,3 +198,65 @@ func TestGapIsRepairedFromTheSender(t *testing.T) {
 		assert.Equal(t, int64(2), gaps[0].N)
 	})
 }
+
+// TestAMissedRouteIsAskedFor: a host that declared its downstream
+// fragment's primary dead and missed the new primary's route asks the
+// fragment's live hosts for it RouteSeekDelay later, and again until it
+// knows a live primary; then it stops asking.
+func TestAMissedRouteIsAskedFor(t *testing.T) {
+	env := &fakeEnv{}
+	a := newChainNode(t, "A", env)
+	a.PeerDown("B")
+	require.Contains(t, env.timers, "ha.seek", "a neighbour lost its primary: the seek timer is armed")
+	queries := func() []string {
+		var to []string
+		for _, s := range env.sent {
+			if s.m.Kind == ha.KindRoute && s.m.Type == ha.RouteQueryType && s.m.Seq == 2 {
+				to = append(to, s.to)
+			}
+		}
+		env.sent = nil
+		return to
+	}
+	env.now = ha.RouteSeekDelay
+	a.Fire("ha.seek")
+	assert.ElementsMatch(t, []string{"B.1", "B.2"}, queries(), "the live hosts of B are asked for B's route")
+	env.timers = nil
+	a.Fire("ha.seek")
+	assert.ElementsMatch(t, []string{"B.1", "B.2"}, queries(), "no answer: asked again")
+	require.Contains(t, env.timers, "ha.seek")
+
+	r := ha.Route{Frag: 1, Epoch: 1, Primary: "B.1", Receivers: []string{"B.1"}}
+	a.Deliver(&ha.Message{Kind: ha.KindRoute, From: "B.2", Frag: 1, Route: &r})
+	require.Equal(t, "B.1", a.Route(1).Primary, "the answer of any host of B is believed")
+	env.timers = nil
+	a.Fire("ha.seek")
+	assert.Empty(t, queries(), "a live primary is known: no more questions")
+	assert.NotContains(t, env.timers, "ha.seek")
+
+	// A host of B answers a query naming B with its view of B's route.
+	envB := &fakeEnv{}
+	b2 := newChainNode(t, "B.2", envB)
+	b2.Deliver(&ha.Message{Kind: ha.KindRoute, From: "B.1", Frag: 1, Epoch: 1, Route: &r})
+	envB.sent = nil
+	b2.Deliver(&ha.Message{Kind: ha.KindRoute, Type: ha.RouteQueryType, From: "A", Frag: 0, Seq: 2})
+	require.Len(t, envB.sent, 1)
+	assert.Equal(t, "A", envB.sent[0].to)
+	assert.Equal(t, r, *envB.sent[0].m.Route)
+}
+
+// TestAReplayEndsTheHold: an upstream that replays to a new downstream
+// primary on its own (as passive standby does when it learns the route)
+// sends the live output it held for it right after the replay, even if
+// that primary's resume request is lost: the replay's end marker already
+// answered the request, so nobody would ever ask again.
+func TestAReplayEndsTheHold(t *testing.T) {
+	env := &fakeEnv{}
+	a := newChainNode(t, "A", env)
+	r := ha.Route{Frag: 1, Epoch: 1, Primary: "B.1", Receivers: []string{"B.1"}, Resume: true}
+	a.Deliver(&ha.Message{Kind: ha.KindRoute, From: "B.1", Frag: 1, Epoch: 1, Route: &r})
+	a.Deliver(&ha.Message{Kind: ha.KindData, From: "src", Frag: ha.FragSource, Tuples: []ha.Tuple{{Seq: 1, Key: 1}, {Seq: 2, Key: 2}}})
+	require.Empty(t, env.dataTo("B.1"), "held until the replay")
+	a.Replay("B.1", 0)
+	assert.Equal(t, []uint64{1, 2}, env.dataTo("B.1"), "the held output follows the replay")
+}

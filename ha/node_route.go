@@ -82,11 +82,18 @@ func (n *Node) sendRoute(host string, frag int) {
 }
 
 // answerRouteQuery answers a host that asked for a route (RouteQueryType):
-// a fragment's primary sends its own route, any other host its view of
-// the asker's fragment.
+// for a query naming a fragment (Seq f+1), this node's view of fragment
+// f's route; otherwise a fragment's primary sends its own route, any other
+// host its view of the asker's fragment.
 func (n *Node) answerRouteQuery(m *Message) {
 	f := m.Frag
-	if n.frag >= 0 && !n.IsSink() && n.IsPrimary() {
+	switch {
+	case m.Seq > 0:
+		if m.Seq > uint64(len(n.topo.Frags)) {
+			return
+		}
+		f = int(m.Seq - 1)
+	case n.frag >= 0 && !n.IsSink() && n.IsPrimary():
 		f = n.frag
 	}
 	if f < 0 || f >= len(n.topo.Frags) {
@@ -117,4 +124,80 @@ func (n *Node) staleData(m *Message) {
 	default:
 		n.tellRoute(m.From, m.Frag)
 	}
+}
+
+// A node learns a neighbour fragment's new route from its new primary's
+// announcement. When that one message is lost (loss, a partition, a
+// broken connection), the node would keep sending to — or asking — a
+// primary it knows is dead, for ever: a fragment that recovered stays cut
+// off from its neighbour. So a node whose neighbour fragment's primary is
+// declared dead, and which has not learned a newer route RouteSeekDelay
+// later, asks that fragment's live hosts for their view of its route,
+// again at doubling intervals (at most maxRouteSeek) until it knows a
+// live primary. A recovery that announces itself in time costs nothing.
+
+// seekTimer is the node's own timer that asks for missed routes.
+const seekTimer = "ha.seek"
+
+// RouteSeekDelay is how long after a neighbour's primary was declared
+// dead a node first asks for the neighbour's new route: detection at the
+// other hosts and the election's probe normally take less.
+const (
+	RouteSeekDelay = 3 * ElectionSettle
+	maxRouteSeek   = 16 * ResumeRetry
+)
+
+// neighbours lists the protected fragments next to this node's: the one
+// it receives from and the one it sends to.
+func (n *Node) neighbours() []int {
+	var out []int
+	for _, f := range []int{n.frag - 1, n.DownstreamFrag()} {
+		if f >= 0 && f < len(n.topo.Frags) && f != n.frag {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// lostNeighbours lists the neighbour fragments whose primary, as this node
+// knows it, is declared dead.
+func (n *Node) lostNeighbours() []int {
+	var out []int
+	for _, f := range n.neighbours() {
+		if n.down[n.routes[f].Primary] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// watchRoutes arms the seek timer when a neighbour fragment lost its
+// primary.
+func (n *Node) watchRoutes() {
+	if n.seekArmed || len(n.lostNeighbours()) == 0 {
+		return
+	}
+	n.seekArmed, n.seekBackoff = true, RouteSeekDelay
+	n.env.SetTimer(n.seekBackoff, seekTimer)
+}
+
+// seekRoutes asks the live hosts of every neighbour fragment whose known
+// primary is dead for their view of its route, and asks again later.
+func (n *Node) seekRoutes() {
+	n.seekArmed = false
+	asked := false
+	for _, f := range n.lostNeighbours() {
+		for _, h := range n.topo.Frags[f].Hosts {
+			if !n.down[h] {
+				n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType, Seq: uint64(f) + 1})
+				asked = true
+			}
+		}
+	}
+	if !asked {
+		return // armed again by the next PeerDown, or a host seen alive (PeerUp)
+	}
+	n.seekArmed = true
+	n.seekBackoff = min(2*n.seekBackoff, maxRouteSeek)
+	n.env.SetTimer(n.seekBackoff, seekTimer)
 }
