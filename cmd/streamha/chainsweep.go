@@ -26,8 +26,10 @@ func init() { extraCommands = append(extraCommands, newChainSweepCmd) }
 type chainFlags struct {
 	fragments string
 	keys      int
+	rate      float64
+	perByte   time.Duration
 	interval  time.Duration
-	seed      uint64
+	seeds     int
 	out       string
 }
 
@@ -48,9 +50,11 @@ func newChainSweepCmd() *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.fragments, "fragments", "3,4,6,8,10,12", "chain lengths to run (comma-separated, 2 to 32)")
-	fl.IntVar(&f.keys, "keys", 20000, "keys of the source, the entries of every fragment's state (1 to 1000000)")
+	fl.IntVar(&f.keys, "keys", 100000, "keys of the source; a fragment's state holds one entry per key seen (1 to 1000000)")
+	fl.Float64Var(&f.rate, "rate", 20000, "source rate, tuples/s (1 to 100000)")
+	fl.DurationVar(&f.perByte, "per-byte", 20*time.Nanosecond, "CPU per byte serialised, read or deserialised (20ns: a checkpoint store read at 50 MB/s)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "checkpoint interval of both strategies")
-	fl.Uint64Var(&f.seed, "seed", 1, "run seed")
+	fl.IntVar(&f.seeds, "seeds", 3, "seeds per chain length (1 to 20); the table shows the means")
 	fl.StringVar(&f.out, "out", "", "directory for the plot and CSV (none when empty)")
 	return c
 }
@@ -61,6 +65,16 @@ type chainPoint struct {
 	gc, gcModel  float64
 	ps, psModel  float64
 	gcRec, psRec float64 // the recovery-time metric (docs/semantics.md)
+}
+
+// add adds w × q's figures to p (a running mean).
+func (p *chainPoint) add(q chainPoint, w float64) {
+	p.gc += w * q.gc
+	p.gcModel += w * q.gcModel
+	p.gcRec += w * q.gcRec
+	p.ps += w * q.ps
+	p.psModel += w * q.psModel
+	p.psRec += w * q.psRec
 }
 
 // restartMs is the time from the crash to the last caught_up after it:
@@ -93,18 +107,33 @@ func runChainSweep(w io.Writer, f chainFlags) error {
 	if f.keys < 1 || f.keys > 1_000_000 {
 		return usageErr{fmt.Errorf("--keys: want 1 to 1000000, got %d", f.keys)}
 	}
+	if f.rate < 1 || f.rate > 100000 {
+		return usageErr{fmt.Errorf("--rate: want 1 to 100000, got %g", f.rate)}
+	}
+	if f.perByte < 0 || f.perByte > time.Microsecond {
+		return usageErr{fmt.Errorf("--per-byte: want 0 to 1us, got %s", f.perByte)}
+	}
+	if f.seeds < 1 || f.seeds > 20 {
+		return usageErr{fmt.Errorf("--seeds: want 1 to 20, got %d", f.seeds)}
+	}
 	if f.interval < time.Millisecond {
 		return usageErr{fmt.Errorf("--interval: want at least 1ms, got %s", f.interval)}
 	}
-	fmt.Fprintf(w, "chain of running sums over %d keys, crash of the middle fragment, checkpoint interval %s\n\n", f.keys, f.interval)
+	fmt.Fprintf(w, "chain of running sums, %g tuples/s over %d keys, %s per byte, crash of the middle fragment, checkpoint interval %s, mean of %d seeds\n\n",
+		f.rate, f.keys, f.perByte, f.interval, f.seeds)
 	fmt.Fprintf(w, "restart: crash → every restarted fragment caught up (ms); recovery: the recovery-time metric (ms)\n")
 	fmt.Fprintf(w, "%9s  %10s  %8s  %8s  %10s  %8s  %8s\n", "fragments", "gc restart", "model", "recovery", "ps restart", "model", "recovery")
 	var pts []chainPoint
 	for _, n := range ns {
-		p, err := chainRun(n, f)
-		if err != nil {
-			return err
+		var p chainPoint
+		for seed := 1; seed <= f.seeds; seed++ {
+			q, err := chainRun(n, uint64(seed), f)
+			if err != nil {
+				return err
+			}
+			p.add(q, 1/float64(f.seeds))
 		}
+		p.n = n
 		fmt.Fprintf(w, "%9d  %10.1f  %8.1f  %8.1f  %10.1f  %8.1f  %8.1f\n", p.n, p.gc, p.gcModel, p.gcRec, p.ps, p.psModel, p.psRec)
 		pts = append(pts, p)
 	}
@@ -126,21 +155,21 @@ func runChainSweep(w io.Writer, f chainFlags) error {
 }
 
 // chainExperiment is a chain of n running sums with a crash of the middle one.
-func chainExperiment(n int, f chainFlags) (*sim.Experiment, error) {
+func chainExperiment(n int, seed uint64, f chainFlags) (*sim.Experiment, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "name: chain-%d\nseed: %d\nduration: 8s\ndrain: 4s\nsource: {rate: 2000, keys: %d}\nnodes:\n", n, f.seed, f.keys)
+	fmt.Fprintf(&b, "name: chain-%d\nseed: %d\nduration: 8s\ndrain: 4s\nsource: {rate: %g, keys: %d}\nnodes:\n", n, seed, f.rate, f.keys)
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, "  - {name: F%d, ops: [{running_sum: {}}]}\n", i)
 	}
 	fmt.Fprintf(&b, "spares: 1\nnetwork: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}\n"+
-		"cpu: {per_op: 2us, per_byte: 2ns, per_event: 1us}\ndetector: {heartbeat: 50ms, timeout: 200ms}\n"+
+		"cpu: {per_op: 2us, per_byte: %s, per_event: 1us}\ndetector: {heartbeat: 50ms, timeout: 200ms}\n"+
 		"strategies:\n  - {name: %s, sink: transactional, checkpoint_interval: %s}\n  - {name: passive-standby, checkpoint_interval: %s}\n"+
-		"faults:\n  - {at: 5.5s, crash: F%d}\n", globalcheckpoint.Name, f.interval, f.interval, (n+1)/2)
+		"faults:\n  - {at: 5.5s, crash: F%d}\n", f.perByte, globalcheckpoint.Name, f.interval, f.interval, (n+1)/2)
 	return sim.Parse([]byte(b.String()), fmt.Sprintf("chain of %d", n))
 }
 
-func chainRun(n int, f chainFlags) (chainPoint, error) {
-	e, err := chainExperiment(n, f)
+func chainRun(n int, seed uint64, f chainFlags) (chainPoint, error) {
+	e, err := chainExperiment(n, seed, f)
 	if err != nil {
 		return chainPoint{}, err
 	}
