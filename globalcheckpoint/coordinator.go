@@ -86,6 +86,11 @@ func (h *hooks) sinkInput(t *ha.Tuple) bool {
 	if t.IsEnd() || t.Seq <= co.committed {
 		return true
 	}
+	// A seq held already was produced again (the sink's position went back
+	// to the restored checkpoint): the new copy replaces the old ones.
+	if n := len(co.held); n > 0 && co.held[n-1].Seq >= t.Seq {
+		co.held = slices.DeleteFunc(co.held, func(h ha.Tuple) bool { return h.Seq >= t.Seq })
+	}
 	co.held = append(co.held, *t)
 	return false
 }
@@ -210,6 +215,12 @@ func (h *hooks) sendRead() {
 	f := co.queue[0]
 	co.queue = co.queue[1:]
 	if t := co.targets[f]; !co.restored[f] && !n.Down(t) {
+		// The target takes over at the epoch after the newest it knows:
+		// tell it the newest the coordinator knows first (a host cut off
+		// while another took its fragment over may not know it), so its
+		// takeover supersedes every earlier one.
+		r := n.Route(f)
+		n.Send(t, &ha.Message{Kind: ha.KindRoute, Route: &r})
 		n.Send(t, &ha.Message{Kind: ha.KindStrategy, Type: typeRestore, Seq: co.gen, Body: h.restoreBody(f)})
 	}
 	h.readNext()
@@ -267,5 +278,10 @@ func (h *hooks) RouteChanged(old, r ha.Route) {
 		return
 	}
 	co.resetPending = false
+	// Behind the checkpoint (outputs lost on the way), the sink asks the
+	// restarted fragment to resend from where it is: the snapshot's log.
+	co.resetTo = min(co.resetTo, n.InputSeq(0))
 	n.SetInputSeq(0, co.resetTo)
+	// What arrived from the old epoch after the rollback began is produced again.
+	co.held = slices.DeleteFunc(co.held, func(t ha.Tuple) bool { return t.Seq > co.resetTo })
 }

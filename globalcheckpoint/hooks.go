@@ -272,6 +272,9 @@ func (h *hooks) snapshot(id uint64, in []uint64) {
 		}
 		s.Ops = append(s.Ops, st)
 	}
+	if n.DownstreamFrag() == n.Topology().SinkFrag() {
+		s.Log = n.AppendOutput(nil, 0, n.OutputLen())
+	}
 	body := s.encode()
 	store := n.Topology().Sink
 	n.Work(0, len(body)) // the fragment pauses to serialise
@@ -344,6 +347,7 @@ func (h *hooks) onRestore(m *ha.Message) {
 			n.SetInputSeq(p, seq)
 		}
 		n.SetOutputSeq(s.OutSeq)
+		n.SetOutputLog(s.Log)
 	}
 	n.Work(0, len(m.Body)) // deserialisation
 	h.gen, h.pend, h.lastSnap = m.Seq, nil, s.ID

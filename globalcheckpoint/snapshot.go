@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/streamha/streamha/ha"
 )
 
 // ErrCorrupt is returned (wrapped) when a barrier, snapshot or restore body
@@ -38,6 +42,9 @@ type snapshot struct {
 	OutSeq uint64
 	// Ops are the operators' Snapshot bytes, in pipeline order.
 	Ops [][]byte
+	// Log is the last fragment's retained output: what the sink may not
+	// have received yet, resent by the host that restores the snapshot.
+	Log []ha.Tuple
 }
 
 // encode writes s as uvarints and length-prefixed operator states,
@@ -60,6 +67,15 @@ func (s *snapshot) encode() []byte {
 	for _, o := range s.Ops {
 		b = binary.AppendUvarint(b, uint64(len(o)))
 		b = append(b, o...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(s.Log)))
+	for i := range s.Log {
+		t, err := msgpack.Marshal(&s.Log[i])
+		if err != nil {
+			panic("globalcheckpoint: encode a tuple: " + err.Error()) // a Tuple always encodes
+		}
+		b = binary.AppendUvarint(b, uint64(len(t)))
+		b = append(b, t...)
 	}
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
@@ -85,6 +101,14 @@ func decodeSnapshot(b []byte) (*snapshot, error) {
 	for i := 0; i < ops; i++ {
 		s.Ops = append(s.Ops, r.bytes("operator state"))
 	}
+	logLen := r.count("output tuples", ha.MaxTuplesPerMessage)
+	for i := 0; i < logLen && r.err == nil; i++ {
+		var t ha.Tuple
+		if err := msgpack.Unmarshal(r.bytes("output tuple"), &t); err != nil && r.err == nil {
+			r.err = fmt.Errorf("%w: output tuple %d: %w", ErrCorrupt, i, err)
+		}
+		s.Log = append(s.Log, t)
+	}
 	if r.err == nil && len(r.b) > 0 {
 		r.err = fmt.Errorf("%w: %d trailing bytes in snapshot", ErrCorrupt, len(r.b))
 	}
@@ -103,11 +127,22 @@ type barrier struct {
 func (m barrier) encode() []byte {
 	b := binary.AppendUvarint(nil, m.Gen)
 	b = binary.AppendUvarint(b, m.ID)
-	return binary.AppendUvarint(b, m.Pos)
+	b = binary.AppendUvarint(b, m.Pos)
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
+// decodeBarrier reads a barrier written by encode. A damaged barrier is
+// rejected rather than trusted: the Pos of a completion says how far a
+// host may trim what a rollback would replay.
 func decodeBarrier(b []byte) (barrier, error) {
-	r := reader{b: b}
+	if len(b) < checksumLen {
+		return barrier{}, fmt.Errorf("%w: barrier of %d bytes", ErrCorrupt, len(b))
+	}
+	body, sum := b[:len(b)-checksumLen], binary.BigEndian.Uint32(b[len(b)-checksumLen:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return barrier{}, fmt.Errorf("%w: barrier checksum mismatch", ErrCorrupt)
+	}
+	r := reader{b: body}
 	m := barrier{Gen: r.uvarint("gen"), ID: r.uvarint("id"), Pos: r.uvarint("position")}
 	if r.err == nil && len(r.b) > 0 {
 		r.err = fmt.Errorf("%w: %d trailing bytes in barrier", ErrCorrupt, len(r.b))

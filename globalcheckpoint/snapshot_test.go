@@ -1,6 +1,7 @@
 package globalcheckpoint
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,10 +36,11 @@ func TestBarrierRoundTrips(t *testing.T) {
 	got, err := decodeBarrier(m.encode())
 	require.NoError(t, err)
 	assert.Equal(t, m, got)
-	_, err = decodeBarrier(append(m.encode(), 0))
-	assert.ErrorIs(t, err, ErrCorrupt)
-	_, err = decodeBarrier([]byte{0x80})
-	assert.ErrorIs(t, err, ErrCorrupt)
+	b := m.encode()
+	for _, bad := range [][]byte{nil, {0x80}, append(slices.Clone(b), 0), append([]byte{b[0] ^ 1}, b[1:]...)} {
+		_, err = decodeBarrier(bad)
+		assert.ErrorIs(t, err, ErrCorrupt, "%x", bad)
+	}
 }
 
 // FuzzDecodeSnapshot feeds arbitrary bytes to the store's and a restarting
