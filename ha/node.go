@@ -130,6 +130,9 @@ type Node struct {
 	// route seeking (node_route.go): the retry timer is armed, its interval
 	seekArmed   bool
 	seekBackoff time.Duration
+	// output commit (node_gate.go): on, and the last seq that may leave
+	gated    bool
+	gateUpTo uint64
 
 	stats NodeStats
 }
@@ -487,6 +490,9 @@ func (n *Node) TrimOutput(upTo uint64) int {
 // Replay sends to host the retained tuples with seq > from, in order.
 func (n *Node) Replay(to string, from uint64) {
 	i, end := n.out.Index(from+1), n.out.Len()
+	if n.gated {
+		end = n.out.Index(n.released() + 1) // never past the output commit
+	}
 	n.Trace(Event{Kind: EvReplayStart, Peer: to, Seq: from, N: int64(end - i)})
 	// What this node can no longer provide after from: the receiver takes
 	// that hole as lost instead of waiting for it.
@@ -496,13 +502,29 @@ func (n *Node) Replay(to string, from uint64) {
 		if s := n.out.At(i).Seq; s > from+1 {
 			avail = s - 1
 		}
-	case n.outNext > from:
-		avail = n.outNext
+	case i == n.out.Len() && n.released() > from:
+		avail = n.released() // retains nothing after from
 	}
 	if avail > from {
 		n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Type: ReplayFromType, Seq: avail})
 	}
-	n.lastReplayTo, n.lastReplayUpTo = to, n.outNext
+	upTo := n.released()
+	n.lastReplayTo, n.lastReplayUpTo = to, upTo
+	n.sendRetained(to, i, end)
+	// The marker tells the receiver which seq ends the replay, so it can
+	// trace when it has caught up.
+	n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Type: ReplayEndType, Seq: upTo})
+	n.Trace(Event{Kind: EvReplayEnd, Peer: to, N: int64(end - i)})
+	// Live output held for to can follow now: nothing overtakes this
+	// replay on the link. Waiting for to's resume instead would hold it
+	// for ever if the resume was lost, since this replay's end marker
+	// already answers the receiver's request.
+	n.releaseAwaiting(to)
+}
+
+// sendRetained sends the retained outputs from queue index i to end to
+// host, in messages of at most 512 tuples.
+func (n *Node) sendRetained(to string, i, end int) {
 	var scratch []Tuple // a CopySender copies each chunk: one buffer serves them all
 	for j := i; j < end; {
 		c := min(end-j, 512)
@@ -514,15 +536,6 @@ func (n *Node) Replay(to string, from uint64) {
 		}
 		j += c
 	}
-	// The marker tells the receiver which seq ends the replay, so it can
-	// trace when it has caught up.
-	n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Type: ReplayEndType, Seq: n.outNext})
-	n.Trace(Event{Kind: EvReplayEnd, Peer: to, N: int64(end - i)})
-	// Live output held for to can follow now: nothing overtakes this
-	// replay on the link. Waiting for to's resume instead would hold it
-	// for ever if the resume was lost, since this replay's end marker
-	// already answers the receiver's request.
-	n.releaseAwaiting(to)
 }
 
 // ReplayEndType marks the empty data message that ends a replay; its Seq
@@ -575,6 +588,10 @@ func (n *Node) RecordedInputs(port int) int { return n.times[port].size() }
 // RecordOrder turns on recording of the input port of every processed
 // tuple: the node's non-deterministic interleaving decisions.
 func (n *Node) RecordOrder(on bool) { n.recordOrder = on }
+
+// RecordedDecisions is the number of decisions recorded and not yet taken
+// with TakeOrderLog.
+func (n *Node) RecordedDecisions() int { return len(n.orderLog) }
 
 // TakeOrderLog returns and clears the recorded decisions.
 func (n *Node) TakeOrderLog() []uint8 {
@@ -737,6 +754,12 @@ func (n *Node) PeerUp(host string) {
 	}
 	delete(n.down, host)
 	n.Trace(Event{Kind: EvAlive, Peer: host})
+	if n.frag >= 0 && !n.IsSink() && n.IsPrimary() {
+		// The host may have missed this fragment's routes while it was
+		// cut off (a secondary dropped meanwhile would otherwise take
+		// over later from its stale state, believing itself next in line).
+		n.sendRoute(host, n.frag)
+	}
 	n.resendSkipped(host)
 	n.hooks.PeerUp(host)
 	n.elect()
@@ -754,6 +777,11 @@ func (n *Node) Deliver(m *Message) {
 		// Whoever answers the resume (the runtime or a hook), the live
 		// output held back meanwhile follows the answer.
 		defer n.releaseAwaiting(m.From)
+	}
+	if m.Kind == KindStrategy && m.Frag == n.frag && n.frag >= 0 && m.Frag < len(n.topo.Frags) && m.Epoch > n.Epoch() {
+		// A strategy message from a primary of a newer epoch of this
+		// fragment: this node missed its takeover's route.
+		n.askRoute(m)
 	}
 	if !n.hooks.Message(m) {
 		switch m.Kind {
@@ -1034,6 +1062,11 @@ func (n *Node) flush() {
 	if !n.IsPrimary() {
 		n.batch = n.batch[:0]
 		return
+	}
+	if n.gated {
+		if n.gateBatch(); len(n.batch) == 0 {
+			return
+		}
 	}
 	b := n.batch
 	var (

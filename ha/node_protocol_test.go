@@ -260,3 +260,22 @@ func TestAReplayEndsTheHold(t *testing.T) {
 	a.Replay("B.1", 0)
 	assert.Equal(t, []uint64{1, 2}, env.dataTo("B.1"), "the held output follows the replay")
 }
+
+// TestAHostSeenAliveAgainLearnsTheRoute: a primary tells a host seen alive
+// again its route, which the host may have missed while it was cut off
+// (a secondary dropped meanwhile must not take over later from its stale
+// state, believing itself next in line).
+func TestAHostSeenAliveAgainLearnsTheRoute(t *testing.T) {
+	env := &fakeEnv{}
+	b := newChainNode(t, "B", env)
+	b.PeerDown("B.1")
+	env.sent = nil
+	b.PeerUp("B.1")
+	var told bool
+	for _, s := range env.sent {
+		if s.to == "B.1" && s.m.Kind == ha.KindRoute && s.m.Route != nil && s.m.Route.Primary == "B" {
+			told = true
+		}
+	}
+	assert.True(t, told)
+}

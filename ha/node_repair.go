@@ -63,7 +63,7 @@ func (n *Node) armTail() {
 	if n.tailArmed {
 		return
 	}
-	n.tailArmed, n.tailAt = true, n.outNext
+	n.tailArmed, n.tailAt = true, n.released()
 	n.env.SetTimer(tailIdle, tailTimer)
 }
 
@@ -74,7 +74,7 @@ func (n *Node) sendTail() {
 	if !n.IsPrimary() || n.IsSink() {
 		return
 	}
-	if n.outNext != n.tailAt {
+	if n.released() != n.tailAt {
 		n.armTail() // still busy
 		return
 	}
@@ -82,7 +82,7 @@ func (n *Node) sendTail() {
 		if _, held := n.awaiting[h]; held || n.down[h] {
 			continue
 		}
-		n.Send(h, &Message{Kind: KindData, Stream: n.outPort, Type: TailType, Seq: n.outNext})
+		n.Send(h, &Message{Kind: KindData, Stream: n.outPort, Type: TailType, Seq: n.tailAt})
 	}
 }
 
@@ -324,7 +324,7 @@ func (n *Node) releaseAwaiting(host string) {
 		return
 	}
 	if n.retain {
-		if n.lastReplayTo != host || n.lastReplayUpTo < n.outNext {
+		if n.lastReplayTo != host || n.lastReplayUpTo < n.released() {
 			// The answer did not cover the held output (a strategy
 			// answered with a replay made earlier).
 			n.Replay(host, h.first-1)

@@ -111,18 +111,23 @@ func (n *Node) staleData(m *Message) {
 	if m.Frag < 0 || m.Frag >= len(n.topo.Frags) {
 		return
 	}
-	r := n.routes[m.Frag]
-	switch {
-	case m.Epoch > r.Epoch:
-		if n.routeAsked == nil {
-			n.routeAsked = map[int]uint64{}
-		}
-		if e, ok := n.routeAsked[m.Frag]; !ok || e < m.Epoch {
-			n.routeAsked[m.Frag] = m.Epoch
-			n.Send(m.From, &Message{Kind: KindRoute, Type: RouteQueryType})
-		}
-	default:
-		n.tellRoute(m.From, m.Frag)
+	if m.Epoch > n.routes[m.Frag].Epoch {
+		n.askRoute(m)
+		return
+	}
+	n.tellRoute(m.From, m.Frag)
+}
+
+// askRoute asks the sender of m, which carries an epoch of its fragment
+// newer than this node knows, for its route (once per epoch): this node
+// missed the route of a takeover.
+func (n *Node) askRoute(m *Message) {
+	if n.routeAsked == nil {
+		n.routeAsked = map[int]uint64{}
+	}
+	if e, ok := n.routeAsked[m.Frag]; !ok || e < m.Epoch {
+		n.routeAsked[m.Frag] = m.Epoch
+		n.Send(m.From, &Message{Kind: KindRoute, Type: RouteQueryType})
 	}
 }
 

@@ -25,6 +25,13 @@ const (
 	// typeOrder: primary → backup; Seq is the index of the first decision
 	// in Body, one input port per byte.
 	typeOrder = "ps.order"
+	// typeOrderAck: backup → primary; Seq is the number of decisions the
+	// backup holds without a gap (outputs that depend on no later ones may
+	// leave the primary).
+	typeOrderAck = "ps.order-ack"
+	// typeOrderNack: backup → primary; decision messages were lost: Seq is
+	// the index of the first decision the backup misses.
+	typeOrderNack = "ps.order-nack"
 )
 
 // AckLevelCheckpoint is the KindAck level passive standby uses: the
@@ -48,13 +55,14 @@ const retryDelay = time.Millisecond
 
 // outgoing is a checkpoint captured by the primary, until acknowledged.
 type outgoing struct {
-	id       uint64
-	full     bool
-	in       []uint64
-	body     []byte
-	to       string
-	captured time.Duration
-	sent     time.Duration
+	id        uint64
+	decisions uint64 // decisions made before the checkpoint (it covers their effects)
+	full      bool
+	in        []uint64
+	body      []byte
+	to        string
+	captured  time.Duration
+	sent      time.Duration
 }
 
 // held is the latest complete checkpoint a backup holds.
@@ -89,18 +97,24 @@ type hooks struct {
 	inflight    *outgoing // sent, waiting for the backup's acknowledgement
 	prevOutSeq  uint64    // output seq of the previous checkpoint
 	decisions   uint64    // decisions recorded so far in this term
+	decLog      []uint8   // the latest shipped decisions, kept to resend
+	decBase     uint64    // index of decLog[0]
+	decAcked    uint64    // decisions the backup holds (output commit)
+	waits       []commitWait
 	recording   bool
 	interval    time.Duration
 	cost        time.Duration // smoothed checkpoint cost (auto)
 	retrying    bool
 
 	// ---- backup (any fragment host) ----
-	held     *held
-	backupOf map[string]string // primary → its announced backup
-	decFrom  string            // primary whose decisions dec holds
-	decStart uint64            // index of dec[0]
-	dec      []uint8
-	decGap   bool // a decision message was lost: dec stops before the gap
+	held        *held
+	backupOf    map[string]string // primary → its announced backup
+	decFrom     string            // primary whose decisions dec holds
+	decStart    uint64            // index of dec[0]
+	dec         []uint8
+	nackedAt    uint64        // the gap start last asked for
+	nackTime    time.Duration // when it was asked for
+	fullAskedAt time.Duration // when decisions without their checkpoint last asked for one
 
 	// ---- upstream of a new primary ----
 	replayedTo    string
@@ -205,6 +219,12 @@ func (h *hooks) Message(m *ha.Message) bool {
 		}
 	case typeOrder:
 		h.onOrder(m)
+	case typeOrderNack:
+		h.onOrderNack(m)
+	case typeOrderAck:
+		if h.n.IsPrimary() && m.From == h.backup {
+			h.decisionsHeld(m.Seq)
+		}
 	default:
 		return false
 	}
@@ -212,9 +232,55 @@ func (h *hooks) Message(m *ha.Message) bool {
 }
 
 // Output ships the decisions behind an output before it leaves.
-func (h *hooks) Output(*ha.Tuple) {
-	if h.recording && h.cfg.OrderInterval == 0 {
+func (h *hooks) Output(t *ha.Tuple) {
+	if !h.recording {
+		return
+	}
+	if h.cfg.OrderInterval == 0 {
 		h.shipDecisions()
+	}
+	h.commit(t.Seq)
+}
+
+// commitWait is an output that waits for the backup to hold the
+// decisions it depends on: the first need of them.
+type commitWait struct{ seq, need uint64 }
+
+// commit lets output seq leave once the backup holds every decision made
+// before it (output commit, ha.Node.GateOutput): a successor then rebuilds
+// exactly the outputs the downstream has, whenever the primary fails —
+// right after sending, or after a pause past the detector's timeout, when
+// the successor has taken over and acknowledges nothing more.
+func (h *hooks) commit(seq uint64) {
+	if h.backup == "" {
+		return // no gate without a backup (chooseBackup)
+	}
+	need := h.decisions + uint64(h.n.RecordedDecisions())
+	if len(h.waits) == 0 && need <= h.decAcked {
+		h.n.ReleaseOutput(seq)
+		return
+	}
+	if k := len(h.waits) - 1; k >= 0 && h.waits[k].need == need {
+		h.waits[k].seq = seq
+		return
+	}
+	h.waits = append(h.waits, commitWait{seq, need})
+}
+
+// decisionsHeld notes that the backup holds the first d decisions and
+// releases the outputs that depend on no later ones.
+func (h *hooks) decisionsHeld(d uint64) {
+	if d <= h.decAcked {
+		return
+	}
+	h.decAcked = d
+	k := 0
+	for k < len(h.waits) && h.waits[k].need <= d {
+		k++
+	}
+	if k > 0 {
+		h.n.ReleaseOutput(h.waits[k-1].seq)
+		h.waits = h.waits[k:]
 	}
 }
 
@@ -267,6 +333,8 @@ func (h *hooks) RouteChanged(old, r ha.Route) {
 		h.serializing, h.inflight, h.backup = nil, nil, ""
 		h.recording = false
 		n.RecordOrder(false)
+		h.waits = nil
+		n.GateOutput(false)
 	}
 }
 
@@ -304,7 +372,8 @@ func (h *hooks) becomePrimary() {
 	n := h.n
 	h.gen++
 	h.serializing, h.inflight = nil, nil
-	h.decisions = 0
+	h.decisions, h.decLog, h.decBase = 0, nil, 0
+	h.decAcked, h.waits = 0, nil
 	h.recording = h.cfg.LogNondeterminism && n.Inputs() > 1
 	n.TakeOrderLog()
 	n.RecordOrder(h.recording)
@@ -339,6 +408,14 @@ func (h *hooks) chooseBackup(why string) {
 	old := h.backup
 	h.backup = next
 	h.serializing, h.inflight = nil, nil
+	if h.recording {
+		// Output waits for the decisions to reach a backup; with none
+		// left, nothing can be gained by waiting.
+		if next == "" {
+			h.waits = nil
+		}
+		n.GateOutput(next != "")
+	}
 	if why != "" || next == "" {
 		note := fmt.Sprintf("new backup %s", next)
 		if next == "" {
@@ -433,7 +510,7 @@ func (h *hooks) checkpoint(full bool) {
 		h.sinceFull++
 	}
 	h.prevOutSeq = ck.OutSeq
-	o := &outgoing{id: ck.ID, full: full, in: ck.In, body: body, to: h.backup, captured: n.Now()}
+	o := &outgoing{id: ck.ID, decisions: ck.Decisions, full: full, in: ck.In, body: body, to: h.backup, captured: n.Now()}
 	n.Trace(ha.Event{Kind: ha.EvCheckpointBeg, Peer: h.backup, Seq: ck.ID, N: int64(len(body)), Note: kind})
 	if h.cfg.Async {
 		h.serializing = o
@@ -509,6 +586,9 @@ func (h *hooks) onCkptAck(m *ha.Message) {
 		return
 	}
 	h.inflight = nil
+	if h.recording {
+		h.decisionsHeld(o.decisions)
+	}
 	for p, seq := range o.in {
 		up := n.Upstream(p)
 		if seq > 0 && up != "" && !n.Down(up) {
@@ -561,6 +641,30 @@ func (h *hooks) shipDecisions() {
 		h.n.Send(h.backup, &ha.Message{Kind: ha.KindStrategy, Type: typeOrder, Seq: h.decisions, Body: d})
 	}
 	h.decisions += uint64(len(d))
+	h.decLog = append(h.decLog, d...)
+	if len(h.decLog) > 2*maxKeptDecisions {
+		drop := len(h.decLog) - maxKeptDecisions
+		h.decLog = append([]uint8(nil), h.decLog[drop:]...)
+		h.decBase += uint64(drop)
+	}
+}
+
+// maxKeptDecisions bounds the shipped decisions a primary keeps to resend
+// (one byte each): far more than a loss burst can need.
+const maxKeptDecisions = 1 << 16
+
+// onOrderNack resends the decisions the backup lost, or, when they are no
+// longer kept, a full checkpoint, which covers their effects.
+func (h *hooks) onOrderNack(m *ha.Message) {
+	n := h.n
+	if !n.IsPrimary() || m.From != h.backup || m.Seq >= h.decisions {
+		return
+	}
+	if m.Seq < h.decBase {
+		h.checkpoint(true)
+		return
+	}
+	n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: typeOrder, Seq: m.Seq, Body: slices.Clone(h.decLog[m.Seq-h.decBase:])})
 }
 
 // ---- backup ----
@@ -651,28 +755,55 @@ func (h *hooks) reject(m *ha.Message, why string) {
 	h.n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: typeNeedFull, Seq: m.Seq})
 }
 
-// onOrder appends shipped decisions to the ones following the held checkpoint.
+// onOrder appends shipped decisions to the ones following the held
+// checkpoint, asks again for lost ones, and acknowledges the decisions it
+// holds without a gap after a checkpoint of the same primary (the primary
+// releases the outputs that depend on them).
 func (h *hooks) onOrder(m *ha.Message) {
 	n := h.n
 	if n.IsPrimary() || m.From != n.Route(n.Frag()).Primary {
 		return
 	}
 	if m.From != h.decFrom {
-		h.decFrom, h.decStart, h.dec, h.decGap = m.From, m.Seq, nil, false
+		h.decFrom, h.decStart, h.dec = m.From, m.Seq, nil
 	}
 	end := h.decStart + uint64(len(h.dec))
 	switch {
-	case h.decGap:
 	case m.Seq > end:
-		h.decGap = true
-		n.Trace(ha.Event{Kind: ha.EvNote, Peer: m.From, Seq: end, Note: "interleaving decisions lost: following only those before; asking for a full checkpoint"})
-		// A full checkpoint covers the lost decisions' effects, and the
-		// decisions that follow it start a gap-free log again.
-		n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: typeNeedFull})
+		h.askDecisions(m.From, end)
 	case m.Seq+uint64(len(m.Body)) > end:
 		h.dec = append(h.dec, m.Body[end-m.Seq:]...)
 	}
 	h.alignDecisions()
+	c := h.held
+	switch {
+	case c == nil || c.from != m.From:
+		// Decisions without the checkpoint they follow (it was lost):
+		// they are worth nothing until one arrives.
+		if n.Now()-h.fullAskedAt >= ha.ResumeRetry || h.fullAskedAt == 0 {
+			h.fullAskedAt = n.Now()
+			n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: typeNeedFull})
+		}
+	case h.decStart > c.decisions:
+		h.askDecisions(m.From, c.decisions)
+	default:
+		n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: typeOrderAck, Seq: h.decStart + uint64(len(h.dec))})
+	}
+}
+
+// askDecisions asks the primary to resend its decisions from index from
+// (once per ResumeRetry while they are missing). A primary that no longer
+// keeps them sends a full checkpoint, which covers their effects.
+func (h *hooks) askDecisions(primary string, from uint64) {
+	n := h.n
+	if h.nackedAt == from && n.Now()-h.nackTime < ha.ResumeRetry {
+		return
+	}
+	if h.nackedAt != from {
+		n.Trace(ha.Event{Kind: ha.EvNote, Peer: primary, Seq: from, Note: "interleaving decisions lost: asking for them again"})
+	}
+	h.nackedAt, h.nackTime = from, n.Now()
+	n.Send(primary, &ha.Message{Kind: ha.KindStrategy, Type: typeOrderNack, Seq: from})
 }
 
 // alignDecisions drops the decisions the held checkpoint already covers.
@@ -680,7 +811,7 @@ func (h *hooks) alignDecisions() {
 	c := h.held
 	if c == nil || c.from != h.decFrom {
 		if c != nil {
-			h.decFrom, h.decStart, h.dec, h.decGap = c.from, c.decisions, nil, false
+			h.decFrom, h.decStart, h.dec = c.from, c.decisions, nil
 		}
 		return
 	}
@@ -691,7 +822,7 @@ func (h *hooks) alignDecisions() {
 		h.dec = h.dec[c.decisions-h.decStart:]
 		h.decStart = c.decisions
 	default:
-		h.dec, h.decStart, h.decGap = nil, c.decisions, false
+		h.dec, h.decStart = nil, c.decisions
 	}
 }
 
