@@ -79,11 +79,16 @@ func (h *hooks) complete(id uint64, bodies [][]byte) {
 	}
 }
 
-// sinkInput holds an output of a transactional run until a completed
-// checkpoint covers it.
+// sinkInput drops what the job produces between the start of a rollback
+// and the restarted last fragment's route (the old execution, which Flink
+// would have cancelled), and, with a transactional sink, holds an output
+// until a completed checkpoint covers it.
 func (h *hooks) sinkInput(t *ha.Tuple) bool {
 	co := h.co
-	if t.IsEnd() || t.Seq <= co.committed {
+	if co.resetPending && !t.IsEnd() {
+		return false
+	}
+	if h.cfg.Sink != SinkTransactional || t.IsEnd() || t.Seq <= co.committed {
 		return true
 	}
 	// A seq held already was produced again (the sink's position went back

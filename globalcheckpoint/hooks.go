@@ -97,9 +97,6 @@ func (h *hooks) Start() {
 		n.SetRetain(true) // the replay log
 		h.arm()
 	case n.IsSink():
-		if h.cfg.Sink != SinkTransactional {
-			n.SetInputHook(nil)
-		}
 	default:
 		n.SetRetain(true)
 	}
