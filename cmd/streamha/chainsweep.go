@@ -50,9 +50,9 @@ func newChainSweepCmd() *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.fragments, "fragments", "3,4,6,8,10,12", "chain lengths to run (comma-separated, 2 to 32)")
-	fl.IntVar(&f.keys, "keys", 100000, "keys of the source; a fragment's state holds one entry per key seen (1 to 1000000)")
-	fl.Float64Var(&f.rate, "rate", 20000, "source rate, tuples/s (1 to 100000)")
-	fl.DurationVar(&f.perByte, "per-byte", 20*time.Nanosecond, "CPU per byte serialised, read or deserialised (20ns: a checkpoint store read at 50 MB/s)")
+	fl.IntVar(&f.keys, "keys", 25000, "keys of the source; a fragment's state holds one entry per key seen (1 to 1000000)")
+	fl.Float64Var(&f.rate, "rate", 5000, "source rate, tuples/s (1 to 100000)")
+	fl.DurationVar(&f.perByte, "per-byte", 200*time.Nanosecond, "CPU per byte serialised, read or deserialised (200ns: a checkpoint store read at 5 MB/s)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "checkpoint interval of both strategies")
 	fl.IntVar(&f.seeds, "seeds", 3, "seeds per chain length (1 to 20); the table shows the means")
 	fl.StringVar(&f.out, "out", "", "directory for the plot and CSV (none when empty)")
@@ -157,14 +157,14 @@ func runChainSweep(w io.Writer, f chainFlags) error {
 // chainExperiment is a chain of n running sums with a crash of the middle one.
 func chainExperiment(n int, seed uint64, f chainFlags) (*sim.Experiment, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "name: chain-%d\nseed: %d\nduration: 8s\ndrain: 4s\nsource: {rate: %g, keys: %d}\nnodes:\n", n, seed, f.rate, f.keys)
+	fmt.Fprintf(&b, "name: chain-%d\nseed: %d\nduration: 3.5s\ndrain: 2s\nsource: {rate: %g, keys: %d}\nnodes:\n", n, seed, f.rate, f.keys)
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, "  - {name: F%d, ops: [{running_sum: {}}]}\n", i)
 	}
 	fmt.Fprintf(&b, "spares: 1\nnetwork: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}\n"+
 		"cpu: {per_op: 2us, per_byte: %s, per_event: 1us}\ndetector: {heartbeat: 50ms, timeout: 200ms}\n"+
 		"strategies:\n  - {name: %s, sink: transactional, checkpoint_interval: %s}\n  - {name: passive-standby, checkpoint_interval: %s}\n"+
-		"faults:\n  - {at: 5.5s, crash: F%d}\n", f.perByte, globalcheckpoint.Name, f.interval, f.interval, (n+1)/2)
+		"faults:\n  - {at: 2.5s, crash: F%d}\n", f.perByte, globalcheckpoint.Name, f.interval, f.interval, (n+1)/2)
 	return sim.Parse([]byte(b.String()), fmt.Sprintf("chain of %d", n))
 }
 
