@@ -36,22 +36,22 @@ type ModelInput struct {
 	Latency   time.Duration // one network hop
 }
 
-// ModelRecovery estimates the recovery time of a global rollback:
-// detection, plus the store reading every fragment's snapshot one after
-// another (Σ state × per-byte), plus the largest deserialisation, plus
+// ModelRecovery estimates the restart time of a global rollback (crash →
+// every restarted fragment caught up): detection, plus the store reading
+// every fragment's snapshot one after another (Σ state × per-byte), plus
 // the catch-up of the slowest fragment, which reprocesses about half an
 // interval of input and the input that arrived during detection at its
 // spare capacity (μ − λ), plus a round trip per fragment in the chain for
-// the restore and the resume. Every term but detection grows with the
-// number of fragments or with their state; passive standby's restore
-// touches one fragment only.
+// the restore and the resume. A host deserialises its snapshot while the
+// store reads the next one, so deserialisation adds no term of its own.
+// The reads and the round trips grow with the number of fragments and
+// their state; passive standby's restore touches one fragment only.
 func ModelRecovery(in ModelInput) time.Duration {
 	det := in.Detection.Seconds()
 	pb := in.PerByte.Seconds()
-	var read, deser, catchUp float64
+	var read, catchUp float64
 	for _, f := range in.Frags {
 		read += f.StateBytes * pb
-		deser = math.Max(deser, f.StateBytes*pb)
 		if f.Cost > 0 && f.In > 0 {
 			mu := 1 / f.Cost
 			if mu <= f.In {
@@ -62,7 +62,7 @@ func ModelRecovery(in ModelInput) time.Duration {
 		}
 	}
 	hops := float64(len(in.Frags)) * 2 * in.Latency.Seconds()
-	return time.Duration((det + read + deser + catchUp + hops) * float64(time.Second))
+	return time.Duration((det + read + catchUp + hops) * float64(time.Second))
 }
 
 // SoakParams draws the strategy's parameters for one soak case from

@@ -186,11 +186,13 @@ func chainRun(n int, seed uint64, f chainFlags) (chainPoint, error) {
 	}
 	p.gcRec, p.psRec = rec(0), rec(1)
 	p.gc, p.ps = restartMs(cmp.Runs[0].Trace), restartMs(cmp.Runs[1].Trace)
-	// The model takes each fragment's snapshot size from the run's trace.
+	// The model takes the size of each snapshot restored from the trace
+	// (the restore events of the first rollback, by fragment).
 	state := map[string]float64{}
 	for ev := range cmp.Runs[0].Trace.All() {
-		if ev.Kind == ha.EvCheckpointBeg {
-			state[ev.Host] = float64(ev.N)
+		frag, _, _ := strings.Cut(ev.Host, ".")
+		if _, seen := state[frag]; ev.Kind == ha.EvRestore && !seen {
+			state[frag] = float64(ev.N)
 		}
 	}
 	cpu := e.CPU
@@ -201,9 +203,6 @@ func chainRun(n int, seed uint64, f chainFlags) (chainPoint, error) {
 	}
 	for i := 1; i <= n; i++ {
 		s := state[fmt.Sprintf("F%d", i)]
-		if i == (n+1)/2 && s == 0 {
-			s = state[fmt.Sprintf("F%d.1", i)]
-		}
 		in.Frags = append(in.Frags, globalcheckpoint.ModelFrag{In: e.Source.Rate, Cost: cost, StateBytes: s})
 	}
 	p.gcModel = float64(globalcheckpoint.ModelRecovery(in)) / 1e6
