@@ -232,7 +232,8 @@ func chainPlot(pts []chainPoint, dir string) error {
 	); err != nil {
 		return fmt.Errorf("chain-sweep plot: %w", err)
 	}
-	p.Legend.Top, p.Legend.Left = true, true
+	p.Y.Min = 0 // restart times are compared from zero, not from the smallest
+	p.Legend.Top, p.Legend.Left = false, false
 	for _, ext := range []string{"png", "svg"} {
 		if err := p.Save(7*vg.Inch, 4*vg.Inch, filepath.Join(dir, "chain-sweep."+ext)); err != nil {
 			return fmt.Errorf("chain-sweep plot: %w", err)
