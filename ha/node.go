@@ -29,6 +29,11 @@ type NodeConfig struct {
 	// TraceEmits traces every tuple the node emits (EvEmit): verbose, for
 	// teaching and debugging.
 	TraceEmits bool
+	// NoRepair turns off the repair machinery of docs/reliability.md's
+	// rules 2 and 3 — gap repair, tail markers, resume retries and route
+	// seeking — to measure what it costs (streamha bench); a receiver then
+	// takes a gap as lost. Never set it in an experiment.
+	NoRepair bool
 }
 
 type inPort struct {
@@ -133,6 +138,8 @@ type Node struct {
 	// output commit (node_gate.go): on, and the last seq that may leave
 	gated    bool
 	gateUpTo uint64
+	// noRepair: NodeConfig.NoRepair
+	noRepair bool
 
 	stats NodeStats
 }
@@ -146,6 +153,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	n := &Node{
 		host: cfg.Host, frag: frag, topo: cfg.Topology, env: cfg.Env,
 		fencing: !cfg.NoFencing, traceEmits: cfg.TraceEmits, down: map[string]bool{},
+		noRepair: cfg.NoRepair,
 	}
 	n.routes = make([]Route, len(cfg.Topology.Frags)+1)
 	for i, f := range cfg.Topology.Frags {
@@ -754,11 +762,13 @@ func (n *Node) PeerUp(host string) {
 	}
 	delete(n.down, host)
 	n.Trace(Event{Kind: EvAlive, Peer: host})
-	if n.frag >= 0 && !n.IsSink() && n.IsPrimary() {
-		// The host may have missed this fragment's routes while it was
-		// cut off (a secondary dropped meanwhile would otherwise take
-		// over later from its stale state, believing itself next in line).
-		n.sendRoute(host, n.frag)
+	if n.frag >= 0 && !n.IsSink() && host != n.host && host == n.routes[n.frag].Primary {
+		// This node may have missed its fragment's routes while it was
+		// cut off from the primary: a secondary dropped meanwhile would
+		// otherwise take over later from its stale state, believing
+		// itself next in line. It asks; the primary does not push its
+		// route, which after a partition may be a superseded one.
+		n.Send(host, &Message{Kind: KindRoute, Type: RouteQueryType, Seq: uint64(n.frag) + 1})
 	}
 	n.resendSkipped(host)
 	n.hooks.PeerUp(host)
@@ -922,7 +932,7 @@ func (n *Node) onData(m *Message) {
 			continue
 		}
 		if in.seen && t.Seq > in.last+1 {
-			if n.fencing {
+			if n.fencing && !n.noRepair {
 				n.holdBeyondGap(p, t)
 				continue
 			}

@@ -261,21 +261,57 @@ func TestAReplayEndsTheHold(t *testing.T) {
 	assert.Equal(t, []uint64{1, 2}, env.dataTo("B.1"), "the held output follows the replay")
 }
 
-// TestAHostSeenAliveAgainLearnsTheRoute: a primary tells a host seen alive
-// again its route, which the host may have missed while it was cut off
-// (a secondary dropped meanwhile must not take over later from its stale
-// state, believing itself next in line).
-func TestAHostSeenAliveAgainLearnsTheRoute(t *testing.T) {
+// TestAHostSeesItsPrimaryAliveAgainAndAsksForTheRoute: a host that was
+// cut off from its fragment's primary asks it for the fragment's route
+// when it sees it alive again (it may have missed the routes of that
+// time: a secondary dropped meanwhile must not take over later from its
+// stale state, believing itself next in line).
+func TestAHostSeesItsPrimaryAliveAgainAndAsksForTheRoute(t *testing.T) {
 	env := &fakeEnv{}
-	b := newChainNode(t, "B", env)
-	b.PeerDown("B.1")
+	b1 := newChainNode(t, "B.1", env)
+	b1.PeerDown("A") // not its fragment's primary: nothing to ask later
+	b1.PeerUp("A")
+	b1.PeerDown("B")
 	env.sent = nil
-	b.PeerUp("B.1")
-	var told bool
+	b1.PeerUp("B")
+	var asked []string
 	for _, s := range env.sent {
-		if s.to == "B.1" && s.m.Kind == ha.KindRoute && s.m.Route != nil && s.m.Route.Primary == "B" {
-			told = true
+		if s.m.Kind == ha.KindRoute && s.m.Type == ha.RouteQueryType && s.m.Seq == 2 {
+			asked = append(asked, s.to)
 		}
 	}
-	assert.True(t, told)
+	assert.Equal(t, []string{"B"}, asked)
+}
+
+// TestANewGapIsRepairedThoughTheLastRepairEndedSilently: a repair whose
+// replay filled the gap but whose end marker was lost stays pending; a
+// later gap at a new position is asked for at once, not after the retry
+// timer's next doubling.
+func TestANewGapIsRepairedThoughTheLastRepairEndedSilently(t *testing.T) {
+	env := &fakeEnv{}
+	b := newChainNode(t, "B", env)
+	data := func(seqs ...uint64) {
+		var ts []ha.Tuple
+		for _, s := range seqs {
+			ts = append(ts, ha.Tuple{Seq: s, Key: 1})
+		}
+		b.Deliver(&ha.Message{Kind: ha.KindData, From: "A", Frag: 0, Tuples: ts})
+	}
+	repairs := func() []uint64 {
+		var out []uint64
+		for _, s := range env.sent {
+			if s.to == "A" && s.m.Kind == ha.KindResume && s.m.Type == ha.ResumeRepairType {
+				out = append(out, s.m.Seq)
+			}
+		}
+		return out
+	}
+	data(1)
+	data(3)
+	require.Equal(t, []uint64{1}, repairs(), "the gap after 1 is asked for")
+	data(2) // the replay fills it; its end marker is lost
+	data(3, 4)
+	assert.Equal(t, []uint64{1}, repairs(), "no new gap: nothing more to ask")
+	data(6)
+	assert.Equal(t, []uint64{1, 4}, repairs(), "a gap at a new position is asked for at once")
 }

@@ -60,7 +60,7 @@ const (
 
 // armTail arms the tail timer after output was sent.
 func (n *Node) armTail() {
-	if n.tailArmed {
+	if n.tailArmed || n.noRepair {
 		return
 	}
 	n.tailArmed, n.tailAt = true, n.released()
@@ -153,7 +153,7 @@ func (n *Node) sendResume(p int) {
 
 // armResume arms the retry timer if it is not armed.
 func (n *Node) armResume() {
-	if n.resumeArmed {
+	if n.resumeArmed || n.noRepair {
 		return
 	}
 	n.resumeArmed = true
@@ -218,9 +218,11 @@ func (n *Node) holdBeyondGap(p int, t *Tuple) {
 }
 
 // askRepair asks port p's upstream to resend what follows the port's
-// position, unless a resume on the port is pending already.
+// position, unless a resume on the port is pending already for that
+// position. A pending request for an older position was answered up to
+// here (its end marker may have been lost): the gap is a new one.
 func (n *Node) askRepair(p int, why string) {
-	if n.rep[p].pending {
+	if rp := &n.rep[p]; rp.pending && rp.sentAt == n.in[p].last {
 		return
 	}
 	n.Trace(Event{Kind: EvRepair, Peer: n.Upstream(p), Seq: n.in[p].last, N: int64(p), Note: why})

@@ -95,6 +95,9 @@ type Config struct {
 	Detector  Detector
 	Faults    []Fault
 	NoFencing bool
+	// NoRepair turns the runtime's repair machinery off (ha.NodeConfig.NoRepair):
+	// for measuring its cost only.
+	NoRepair bool
 	// TraceEmits traces every tuple every host emits.
 	TraceEmits bool
 	// LatenciesOnly keeps of each sink delivery only its latency
@@ -273,7 +276,7 @@ func New(cfg Config) (*Sim, error) {
 	for _, h := range s.order {
 		n, err := ha.NewNode(ha.NodeConfig{
 			Host: h.name, Topology: cfg.Topology, Env: &env{s: s, h: h},
-			Strategy: cfg.Strategy, Source: cfg.Source, NoFencing: cfg.NoFencing, TraceEmits: cfg.TraceEmits,
+			Strategy: cfg.Strategy, Source: cfg.Source, NoFencing: cfg.NoFencing, NoRepair: cfg.NoRepair, TraceEmits: cfg.TraceEmits,
 		})
 		if err != nil {
 			return nil, err

@@ -241,3 +241,38 @@ func TestControlTokensArePerRequest(t *testing.T) {
 	assert.Equal(t, http.StatusOK, w.Code)
 	assert.Equal(t, "ok\n", w.Body.String(), "/healthz reveals nothing but liveness")
 }
+
+// TestHandshakeSlotsPerAddress checks that one source address holds at
+// most MaxHandshakesPerAddr of the handshake slots: a further connection
+// from it is closed unread while another address still gets a challenge.
+func TestHandshakeSlotsPerAddress(t *testing.T) {
+	tr, err := NewTransport(TransportConfig{
+		Host: "B", Keys: keysFor("per-address secret"), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
+		Deliver:       func(string, *ha.Message) {},
+		Resolve:       func(string) string { return "" },
+		MaxHandshakes: 16, MaxHandshakesPerAddr: 2, LimitLoopback: true,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { tr.Close() })
+	for range 2 {
+		rawConn(t, tr) // holds one of 127.0.0.1's slots: challenge read, no hello
+	}
+	dialFrom := func(local string) (net.Conn, error) {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		c, err := d.Dial("tcp", tr.Addr())
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { c.Close() })
+		require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+		_, err = readChallenge(c)
+		return c, err
+	}
+	_, err = dialFrom("127.0.0.1")
+	assert.ErrorIs(t, err, ErrHandshake, "a third connection from 127.0.0.1 gets no challenge")
+	assert.Equal(t, int64(1), tr.Stats().Overflowed)
+	if _, err := dialFrom("127.0.0.2"); err != nil {
+		require.NotErrorIs(t, err, ErrHandshake, "another address still gets a challenge")
+		t.Skipf("this machine cannot dial from 127.0.0.2: %v", err)
+	}
+}

@@ -46,6 +46,13 @@ type TransportConfig struct {
 	// bounds the time one of them may take (default 2 s).
 	MaxHandshakes    int
 	HandshakeTimeout time.Duration
+	// MaxHandshakesPerAddr bounds, within MaxHandshakes, the connections
+	// from one source address still in their handshake (default 8), so
+	// one flooding machine cannot take every slot from the cluster's
+	// hosts. Loopback addresses are exempt unless LimitLoopback is set:
+	// every host of a loopback cluster shares 127.0.0.1.
+	MaxHandshakesPerAddr int
+	LimitLoopback        bool
 	// DialTimeout bounds a connection attempt (default 1 s); a failed peer
 	// is retried every RetryInterval (default 100 ms) while messages wait.
 	DialTimeout   time.Duration
@@ -82,7 +89,8 @@ type Transport struct {
 
 	stop       chan struct{}
 	wg         sync.WaitGroup
-	handshakes chan struct{} // one token per connection before its hello
+	handshakes chan struct{}  // one token per connection before its hello
+	perAddr    map[string]int // connections in their handshake per source address (under mu)
 
 	sent, sentBytes, recv, dropped, faultDropped, rejected, pending, overflow atomic.Int64
 }
@@ -113,6 +121,9 @@ func NewTransport(cfg TransportConfig) (*Transport, error) {
 	if cfg.MaxHandshakes <= 0 {
 		cfg.MaxHandshakes = 64
 	}
+	if cfg.MaxHandshakesPerAddr <= 0 {
+		cfg.MaxHandshakesPerAddr = 8
+	}
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 2 * time.Second
 	}
@@ -132,7 +143,7 @@ func NewTransport(cfg TransportConfig) (*Transport, error) {
 	t := &Transport{
 		cfg: cfg, ln: ln, faults: newFaultLayer(),
 		peers: map[string]*peer{}, conns: map[net.Conn]struct{}{}, stop: make(chan struct{}),
-		handshakes: make(chan struct{}, cfg.MaxHandshakes),
+		handshakes: make(chan struct{}, cfg.MaxHandshakes), perAddr: map[string]int{},
 	}
 	t.wg.Add(1)
 	go t.accept()
@@ -424,19 +435,19 @@ func (t *Transport) accept() {
 			}
 			continue
 		}
-		select {
-		case t.handshakes <- struct{}{}:
-		default:
-			// Too many connections are still in their handshake: refuse
-			// this one without reading from it (a flood of strangers
-			// costs a bounded number of goroutines and no buffers).
-			c.Close()
-			t.rejected.Add(1)
+		addr := t.limitedAddr(c)
+		if !t.takeHandshake(addr) {
+			// Too many connections are still in their handshake, from
+			// everywhere or from this address: refuse this one without
+			// reading from it (a flood of strangers costs a bounded
+			// number of goroutines and no buffers).
+			t.rejected.Add(1) // counted before the peer can see the close
 			t.overflow.Add(1)
+			c.Close()
 			continue
 		}
 		if !t.track(c) {
-			<-t.handshakes
+			t.releaseHandshake(addr)
 			return
 		}
 		t.wg.Add(1)
@@ -480,11 +491,58 @@ func (t *Transport) serve(c net.Conn) {
 
 var errNoChallenge = errors.New("challenge not written")
 
+// limitedAddr is the source address of c that MaxHandshakesPerAddr
+// counts, or "" when the address is exempt (loopback).
+func (t *Transport) limitedAddr(c net.Conn) string {
+	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() && !t.cfg.LimitLoopback {
+		return ""
+	}
+	return host
+}
+
+// takeHandshake takes a handshake slot, one of MaxHandshakes and, unless
+// addr is "", one of addr's MaxHandshakesPerAddr; false when none is free.
+func (t *Transport) takeHandshake(addr string) bool {
+	select {
+	case t.handshakes <- struct{}{}:
+	default:
+		return false
+	}
+	if addr == "" {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.perAddr[addr] >= t.cfg.MaxHandshakesPerAddr {
+		<-t.handshakes
+		return false
+	}
+	t.perAddr[addr]++
+	return true
+}
+
+// releaseHandshake returns the slots takeHandshake took.
+func (t *Transport) releaseHandshake(addr string) {
+	<-t.handshakes
+	if addr == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.perAddr[addr]--; t.perAddr[addr] <= 0 {
+		delete(t.perAddr, addr)
+	}
+}
+
 // handshake sends the challenge and reads the hello of an accepted
 // connection, within HandshakeTimeout and holding one of the
 // MaxHandshakes tokens; it returns the connection's reader and the peer.
 func (t *Transport) handshake(c net.Conn) (*frameReader, string, error) {
-	defer func() { <-t.handshakes }()
+	defer t.releaseHandshake(t.limitedAddr(c))
 	challenge, nonce := newChallenge()
 	_ = c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
 	if _, err := c.Write(challenge); err != nil {

@@ -16,9 +16,13 @@
 // or from a tool with Check, which returns a Report.
 //
 // A claim is a lower bound on quality, in the order precise > repeating >
-// convergent > rollback (any subtype, no input lost) > gap: a strategy
-// claiming convergent passes with a precise, repeating or convergent
-// recovery. The invariants are: the run returns without panicking, a second
+// convergent > divergent or rollback (any subtype, no input lost) > gap: a
+// strategy claiming convergent passes with a precise, repeating or
+// convergent recovery. With Claims.Exact a claim is what the strategy
+// achieves: the recovery must be of that level (rollback: of any
+// subtype), so a strategy that does better than it claims fails too, and
+// a claim of gap is checked. Claims per class can be refined per fault
+// schedule (Claims.Schedules) and per case (Claims.Cases). The invariants are: the run returns without panicking, a second
 // run with the same seed gives an identical trace, output resumes after the
 // faults (the last output comes at most resumeSlack before the failure-free
 // run's), the run never reports more lost inputs than the sources emitted,
@@ -50,11 +54,12 @@ const (
 	Precise    = "precise"
 	Repeating  = "repeating"
 	Convergent = "convergent"
-	Rollback   = "rollback"
+	Divergent  = "divergent"
+	Rollback   = "rollback" // any rollback: repeating, convergent or divergent
 	Gap        = "gap"
 )
 
-var levels = []string{Precise, Repeating, Convergent, Rollback, Gap}
+var levels = []string{Precise, Repeating, Convergent, Divergent, Rollback, Gap}
 
 // MaxEventFactor bounds a faulty run's simulator events relative to the
 // failure-free no-HA run of the same query: a strategy that floods the
@@ -68,6 +73,16 @@ type Claims struct {
 	// StateLost is the claim for the schedules that fail every host holding
 	// a fragment's state (Fault.StateLost); "" checks the invariants only.
 	StateLost string
+	// Schedules refine the claims per fault schedule (Fault.Name → claim
+	// for every query class), e.g. precise for a short partition that no
+	// failover follows. They take precedence over StateLost.
+	Schedules map[string]string
+	// Cases refine the claims per case ("arbitrary/crash-first" → claim);
+	// they take precedence over everything else.
+	Cases map[string]string
+	// Exact makes every claim an equality: the observed recovery must be
+	// of the claimed level, not merely as good.
+	Exact bool
 	// Params are the strategy parameters used for every case (as in YAML).
 	Params map[string]any
 	// Known lists documented findings: case name ("arbitrary/crash-first")
@@ -158,6 +173,7 @@ type Case struct {
 	Query   string `json:"query"`
 	Fault   string `json:"fault"`
 	Claim   string `json:"claim"`
+	Exact   bool   `json:"exact,omitempty"` // the claim is an equality, not a lower bound
 	Type    string `json:"type"`
 	Subtype string `json:"subtype"`
 	// Passed is true when the claim and every invariant held.
@@ -213,8 +229,13 @@ func (r *Report) Write(w io.Writer) {
 			verdict = "ok (stale known note)"
 		}
 		claim := c.Claim
-		if claim == "" {
+		switch {
+		case claim == "":
 			claim = "-"
+		case c.Exact:
+			claim = "=" + claim
+		default:
+			claim = "≥" + claim
 		}
 		fmt.Fprintf(w, "  %-42s claim %-10s got %-20s %s\n", c.Name, claim, c.Label(), verdict)
 	}
@@ -251,8 +272,35 @@ func (c Claims) claimFor(cl ha.Class) string {
 	return c.Arbitrary
 }
 
+// claimOf is the claim for the case of query class q under fault f.
+func (c Claims) claimOf(q Query, f Fault) string {
+	if v, ok := c.Cases[q.Class.String()+"/"+f.Name]; ok {
+		return v
+	}
+	if v, ok := c.Schedules[f.Name]; ok {
+		return v
+	}
+	if f.StateLost {
+		return c.StateLost
+	}
+	return c.claimFor(q.Class)
+}
+
 func (c Claims) validate() error {
-	for _, v := range []string{c.Repeatable, c.Convergent, c.Deterministic, c.Arbitrary, c.StateLost} {
+	vals := []string{c.Repeatable, c.Convergent, c.Deterministic, c.Arbitrary, c.StateLost}
+	for name, v := range c.Schedules {
+		if !slices.ContainsFunc(Faults, func(f Fault) bool { return f.Name == name }) {
+			return fmt.Errorf("%w: no fault schedule %q", ErrClaim, name)
+		}
+		vals = append(vals, v)
+	}
+	for name, v := range c.Cases {
+		if !slices.Contains(Cases(), name) {
+			return fmt.Errorf("%w: no case %q", ErrClaim, name)
+		}
+		vals = append(vals, v)
+	}
+	for _, v := range vals {
 		if v != "" && !slices.Contains(levels, v) {
 			return fmt.Errorf("%w %q (want one of %s)", ErrClaim, v, strings.Join(levels, ", "))
 		}
@@ -260,7 +308,8 @@ func (c Claims) validate() error {
 	return nil
 }
 
-// rank orders observed recoveries like claims: 0 precise … 4 gap.
+// rank orders observed recoveries and claims: 0 precise … 4 gap (a claim
+// of rollback ranks with divergent, the weakest rollback).
 func rank(typ, sub string) int {
 	switch {
 	case typ == "precise":
@@ -273,6 +322,34 @@ func rank(typ, sub string) int {
 		return 3
 	}
 	return 4
+}
+
+// claimRank is the rank of a claimed level.
+func claimRank(claim string) int {
+	switch claim {
+	case Precise:
+		return 0
+	case Repeating:
+		return 1
+	case Convergent:
+		return 2
+	case Divergent, Rollback:
+		return 3
+	}
+	return 4
+}
+
+// holds reports whether an observed recovery meets claim: at least as
+// good, or with exact of exactly that level.
+func holds(claim string, exact bool, typ, sub string) bool {
+	r := rank(typ, sub)
+	switch {
+	case !exact:
+		return r <= claimRank(claim)
+	case claim == Rollback:
+		return typ == "rollback"
+	}
+	return r == claimRank(claim)
 }
 
 // Cases lists the case names of the matrix in run order.
@@ -403,10 +480,7 @@ func simulate(info strategies.Info, params strategies.Params, e *sim.Experiment)
 
 func runCase(info strategies.Info, params strategies.Params, claims Claims, q Query, f Fault, ref *refRun) Case {
 	c := Case{Name: q.Class.String() + "/" + f.Name, Query: q.Class.String(), Fault: f.Name,
-		Claim: claims.claimFor(q.Class), Emitted: ref.emitted, Known: claims.Known[q.Class.String()+"/"+f.Name]}
-	if f.StateLost {
-		c.Claim = claims.StateLost
-	}
+		Claim: claims.claimOf(q, f), Exact: claims.Exact, Emitted: ref.emitted, Known: claims.Known[q.Class.String()+"/"+f.Name]}
 	fail := func(format string, a ...any) { c.Problems = append(c.Problems, fmt.Sprintf(format, a...)) }
 	e, err := experiment(q, f.YAML, info.Name, claims.Params)
 	if err != nil {
@@ -420,13 +494,17 @@ func runCase(info strategies.Info, params strategies.Params, claims Claims, q Qu
 	}
 	c.Recovery = metrics.RecoveryOf(ref.trace, first.Trace)
 	c.Type, c.Subtype = c.Recovery.Type, c.Recovery.Subtype
-	if c.Claim != "" && rank(c.Type, c.Subtype) > slices.Index(levels, c.Claim) {
+	if c.Claim != "" && !holds(c.Claim, claims.Exact, c.Type, c.Subtype) {
 		why := ""
 		if len(c.Recovery.Explanations) > 0 {
 			why = ": " + c.Recovery.Explanations[0]
 		}
-		fail("claimed %s but got %s (missing %d, duplicates %d, wrong %d, lost inputs %d)%s",
-			c.Claim, c.Label(), c.Recovery.Missing, c.Recovery.Duplicates, c.Recovery.Wrong, c.Recovery.LostInputs, why)
+		exactly := ""
+		if claims.Exact {
+			exactly = "exactly "
+		}
+		fail("claimed %s%s but got %s (missing %d, duplicates %d, wrong %d, lost inputs %d)%s",
+			exactly, c.Claim, c.Label(), c.Recovery.Missing, c.Recovery.Duplicates, c.Recovery.Wrong, c.Recovery.LostInputs, why)
 	}
 	if last, want := first.Trace.Deliveries().LastTime(), ref.trace.Deliveries().LastTime()-resumeSlack; last < want {
 		fail("output never resumed: the last output came at %s, the failure-free run's at %s", last, want+resumeSlack)
