@@ -18,11 +18,11 @@ import (
 // soak's invariants, and, for cases inside the fault model, the
 // strategy's promise per query class and sink: precise, repeating (no
 // input lost, nothing missing or wrong), or divergent (no input lost).
-// GC_SOAK_RUNS sets the number of runs (default 100).
+// GC_SOAK_RUNS sets the number of runs (default 50).
 func TestSoakKeepsThePromise(t *testing.T) {
-	runs := 100
+	runs := 50
 	if testing.Short() {
-		runs = 30
+		runs = 15
 	}
 	if v, err := strconv.Atoi(os.Getenv("GC_SOAK_RUNS")); err == nil && v > 0 {
 		runs = v
