@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
 )
 
 // lab8 is "Global or local recovery?": global-checkpoint's restart time
@@ -40,8 +41,8 @@ func lab8() *Lab {
 			c.number(q.key, float64(n), 0, 0, "hosts", fmt.Sprintf("The restore events are on %v: every fragment restarts, not only the failed one.", hosts), hint)
 		}
 		restart := func(key, file, st string) {
-			ms, from, to := lab8Restart(runs[file+"/"+st].sr.Trace)
-			c.number(key, ms, 0.01, 1, "ms", fmt.Sprintf("From the crash at %s to the last caught_up at %s in %s's run of %s.", from, to, st, file),
+			d, from, to, _ := metrics.Restart(runs[file+"/"+st].sr.Trace)
+			c.number(key, float64(d)/float64(time.Millisecond), 0.01, 1, "ms", fmt.Sprintf("From the crash at %s to the last caught_up at %s in %s's run of %s.", from, to, st, file),
 				"t of the last caught_up event minus t of the crash event, in ms.")
 		}
 		restart("q3", "chain-3.yaml", "global-checkpoint")
@@ -72,21 +73,4 @@ func lab8Restores(tr *ha.Trace) (int, []string) {
 		}
 	}
 	return len(hosts), hosts
-}
-
-// lab8Restart is the time from the first crash to the last caught_up after it.
-func lab8Restart(tr *ha.Trace) (ms float64, crash, last time.Duration) {
-	crash, last = -1, -1
-	for e := range tr.All() {
-		switch {
-		case e.Kind == ha.EvCrash && crash < 0:
-			crash = e.T
-		case e.Kind == ha.EvCaughtUp && crash >= 0:
-			last = e.T
-		}
-	}
-	if crash < 0 || last < 0 {
-		return 0, crash, last
-	}
-	return float64(last-crash) / float64(time.Millisecond), crash, last
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/streamha/streamha/globalcheckpoint"
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 )
@@ -77,22 +78,13 @@ func (p *chainPoint) add(q chainPoint, w float64) {
 	p.psRec += w * q.psRec
 }
 
-// restartMs is the time from the crash to the last caught_up after it:
-// when every restarted fragment has processed what was replayed to it.
+// restartMs is metrics.Restart in ms, -1 when the trace has none.
 func restartMs(tr *ha.Trace) float64 {
-	crash, last := time.Duration(-1), time.Duration(-1)
-	for ev := range tr.All() {
-		switch {
-		case ev.Kind == ha.EvCrash && crash < 0:
-			crash = ev.T
-		case ev.Kind == ha.EvCaughtUp && crash >= 0:
-			last = ev.T
-		}
-	}
-	if crash < 0 || last < 0 {
+	d, _, _, ok := metrics.Restart(tr)
+	if !ok {
 		return -1
 	}
-	return float64(last-crash) / 1e6
+	return float64(d) / float64(time.Millisecond)
 }
 
 func runChainSweep(w io.Writer, f chainFlags) error {
