@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/sim"
 )
 
 // lab8 is "Global or local recovery?": global-checkpoint's restart time
@@ -25,23 +26,28 @@ func lab8() *Lab {
 			{"q8", "Largest added latency of global-checkpoint with the transactional sink in transactional.yaml, in ms?"},
 		}}
 	l.check = func(c *ctx) error {
-		runs := map[string]*run{}
+		// One comparison per chain runs the reference once for both strategies.
+		runs := map[string]*sim.StrategyRun{}
 		for _, file := range []string{"chain-3.yaml", "chain-12.yaml", "chain-12-small.yaml"} {
-			for _, st := range []string{"global-checkpoint", "passive-standby"} {
-				r, err := l.simulate(file, st)
-				if err != nil {
-					return err
-				}
-				runs[file+"/"+st] = r
+			e, err := l.experiment(file)
+			if err != nil {
+				return err
+			}
+			cmp, err := sim.Compare(e, []string{"global-checkpoint", "passive-standby"})
+			if err != nil {
+				return err
+			}
+			for i := range cmp.Runs {
+				runs[file+"/"+cmp.Runs[i].Run.Strategy] = &cmp.Runs[i]
 			}
 		}
 		hint := "grep '\"restore\"' in the trace of global-checkpoint."
 		for _, q := range []struct{ key, file string }{{"q1", "chain-3.yaml"}, {"q2", "chain-12.yaml"}} {
-			n, hosts := lab8Restores(runs[q.file+"/global-checkpoint"].sr.Trace)
+			n, hosts := lab8Restores(runs[q.file+"/global-checkpoint"].Trace)
 			c.number(q.key, float64(n), 0, 0, "hosts", fmt.Sprintf("The restore events are on %v: every fragment restarts, not only the failed one.", hosts), hint)
 		}
 		restart := func(key, file, st string) {
-			d, from, to, _ := metrics.Restart(runs[file+"/"+st].sr.Trace)
+			d, from, to, _ := metrics.Restart(runs[file+"/"+st].Trace)
 			c.number(key, float64(d)/float64(time.Millisecond), 0.01, 1, "ms", fmt.Sprintf("From the crash at %s to the last caught_up at %s in %s's run of %s.", from, to, st, file),
 				"t of the last caught_up event minus t of the crash event, in ms.")
 		}
@@ -49,7 +55,7 @@ func lab8() *Lab {
 		restart("q4", "chain-12.yaml", "global-checkpoint")
 		restart("q5", "chain-12-small.yaml", "global-checkpoint")
 		restart("q6", "chain-12.yaml", "passive-standby")
-		dup := runs["chain-3.yaml/global-checkpoint"].rec().Duplicates
+		dup := runs["chain-3.yaml/global-checkpoint"].Run.Recovery.Duplicates
 		c.number("q7", float64(dup), 0, 0, "outputs", "The 'dup' column of global-checkpoint for chain-3.yaml: the outputs delivered between the restored checkpoint and the rollback.",
 			"the 'dup' column.")
 		tx, err := l.simulate("transactional.yaml", "global-checkpoint")
