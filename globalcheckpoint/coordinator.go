@@ -161,7 +161,7 @@ func (h *hooks) rollback(why string) {
 	}
 	co.stalled = false
 	co.gen++
-	co.targets, co.restored = targets, make([]bool, len(targets))
+	co.targets, co.restored, co.reading = targets, make([]bool, len(targets)), -1
 	clear(co.pending)
 	n.Trace(ha.Event{Kind: ha.EvNote, Seq: co.done, N: int64(co.gen),
 		Note: fmt.Sprintf("%s: global rollback %d to checkpoint %d on %s", why, co.gen, co.done, strings.Join(targets, ", "))})
@@ -185,50 +185,47 @@ func (h *hooks) rollback(why string) {
 	n.SetTimer(retryEvery, timerRetry)
 }
 
-// sendRestores queues the stored snapshot (or an empty one) for every
-// restore target that has not acknowledged it. The store reads the
-// snapshots one after the other (CPU per byte on the store's host) and
-// each leaves once read, so restoring a job takes longer the more state
-// it has in all.
+// sendRestores restarts the first fragment, in chain order, that has not
+// acknowledged its restore: the store reads its snapshot (CPU per byte on
+// the store's host) and sends it once read. The next fragment's follows
+// the acknowledgement, so every fragment restarts after its upstream
+// announced its new epoch and never takes input from the old execution;
+// and a job with more state in all takes longer to restore.
 func (h *hooks) sendRestores() {
 	co, n := h.co, h.n
-	co.queue = co.queue[:0]
-	for f, t := range co.targets {
-		if !co.restored[f] && !n.Down(t) {
-			co.queue = append(co.queue, f)
-		}
-	}
-	h.readNext()
-}
-
-// readNext charges reading the next queued snapshot and sends it once read.
-func (h *hooks) readNext() {
-	co, n := h.co, h.n
-	if len(co.queue) == 0 {
+	f := slices.Index(co.restored, false)
+	if f < 0 || co.reading >= 0 {
 		return
 	}
-	n.Work(0, len(h.restoreBody(co.queue[0])))
+	co.reading = f
+	n.Work(0, len(h.restoreBody(f)))
 	n.SetTimer(0, timerRead)
 }
 
-// sendRead sends the snapshot just read and reads the next one.
+// sendRead sends the snapshot just read to its fragment's restore target.
 func (h *hooks) sendRead() {
 	co, n := h.co, h.n
-	if co == nil || len(co.queue) == 0 {
+	if co == nil || co.reading < 0 {
 		return
 	}
-	f := co.queue[0]
-	co.queue = co.queue[1:]
-	if t := co.targets[f]; !co.restored[f] && !n.Down(t) {
-		// The target takes over at the epoch after the newest it knows:
-		// tell it the newest the coordinator knows first (a host cut off
-		// while another took its fragment over may not know it), so its
-		// takeover supersedes every earlier one.
-		r := n.Route(f)
-		n.Send(t, &ha.Message{Kind: ha.KindRoute, Route: &r})
-		n.Send(t, &ha.Message{Kind: ha.KindStrategy, Type: typeRestore, Seq: co.gen, Body: h.restoreBody(f)})
+	f := co.reading
+	co.reading = -1
+	t := co.targets[f]
+	if co.restored[f] || n.Down(t) {
+		return
 	}
-	h.readNext()
+	// The target takes over at the epoch after the newest it knows, and
+	// takes input from its upstream's primary: tell it the newest routes
+	// the coordinator knows first (a host cut off while another took its
+	// fragment over may not know them), so its takeover supersedes every
+	// earlier one and stale input is fenced.
+	for _, g := range []int{f - 1, f} {
+		if g >= 0 {
+			r := n.Route(g)
+			n.Send(t, &ha.Message{Kind: ha.KindRoute, Route: &r})
+		}
+	}
+	n.Send(t, &ha.Message{Kind: ha.KindStrategy, Type: typeRestore, Seq: co.gen, Body: h.restoreBody(f)})
 }
 
 // restoreBody is fragment f's snapshot in the last completed checkpoint,
@@ -246,9 +243,7 @@ func (h *hooks) retryRestore() {
 	if co == nil || co.targets == nil || !slices.Contains(co.restored, false) {
 		return
 	}
-	if len(co.queue) == 0 {
-		h.sendRestores()
-	}
+	h.sendRestores()
 	h.n.SetTimer(retryEvery, timerRetry)
 }
 
@@ -263,10 +258,17 @@ func (h *hooks) onRestored(m *ha.Message) {
 		return
 	}
 	co.restored[f] = true
+	if f == len(co.targets)-1 {
+		// The acknowledgement follows the restarted last fragment's route
+		// on the same link: if the route was lost, the sink resets here.
+		h.resetSink()
+	}
 	if !slices.Contains(co.restored, false) {
 		n.Trace(ha.Event{Kind: ha.EvNote, Seq: co.done, N: int64(co.gen),
 			Note: fmt.Sprintf("global rollback %d: every fragment restarted from checkpoint %d", co.gen, co.done)})
+		return
 	}
+	h.sendRestores()
 }
 
 // RouteChanged implements ha.Hooks: once the last fragment's restarted
@@ -280,6 +282,16 @@ func (h *hooks) RouteChanged(old, r ha.Route) {
 	}
 	last := len(n.Topology().Frags) - 1
 	if r.Frag != last || r.Primary != co.targets[last] || r.Epoch <= old.Epoch {
+		return
+	}
+	h.resetSink()
+}
+
+// resetSink takes the sink's input position back to the restored
+// checkpoint, once per rollback.
+func (h *hooks) resetSink() {
+	co, n := h.co, h.n
+	if !co.resetPending {
 		return
 	}
 	co.resetPending = false

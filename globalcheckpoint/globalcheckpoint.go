@@ -146,7 +146,7 @@ func (s *Strategy) InitialReceivers(hosts []string) []string { return hosts[:1] 
 func (s *Strategy) Hooks(n *ha.Node) ha.Hooks {
 	h := &hooks{n: n, cfg: s.cfg}
 	if n.IsSink() {
-		h.co = &coordinator{pending: map[uint64][][]byte{}}
+		h.co = &coordinator{pending: map[uint64][][]byte{}, reading: -1}
 	}
 	return h
 }

@@ -34,6 +34,7 @@ const (
 	timerRetry   = "gc.retry"
 	timerFinal   = "gc.final"
 	timerRead    = "gc.read"
+	timerSnap    = "gc.snap"
 )
 
 // retryEvery is how often the coordinator re-sends a restore that was not
@@ -59,8 +60,9 @@ type hooks struct {
 	// gen is the rollback generation this host last restored into.
 	gen uint64
 	// fragment primary: barriers seen, and the last checkpoint snapshotted
-	pend     []pendingBarrier
-	lastSnap uint64
+	pend      []pendingBarrier
+	lastSnap  uint64
+	snapArmed bool // timerSnap is set
 
 	co *coordinator // the sink's host only
 }
@@ -77,8 +79,8 @@ type coordinator struct {
 	doneAt   time.Duration
 	targets  []string // restore target per fragment in the current rollback
 	restored []bool
-	queue    []int // fragments whose snapshot the store reads and sends next
-	stalled  bool  // a rollback waits for a live host of some fragment
+	reading  int  // the fragment whose snapshot the store is reading, -1: none
+	stalled  bool // a rollback waits for a live host of some fragment
 	// sink position to take after the rollback: set when the last
 	// fragment's restarted primary announces its route
 	resetPending bool
@@ -118,6 +120,9 @@ func (h *hooks) Timer(name string) {
 		h.retryRestore()
 	case timerRead:
 		h.sendRead()
+	case timerSnap:
+		h.snapArmed = false
+		h.maybeSnapshot(-1, 0)
 	case timerFinal:
 		h.sendBarrier(uint64(h.n.Now()/h.cfg.Interval) + 1)
 	}
@@ -218,6 +223,13 @@ func (h *hooks) Input(t *ha.Tuple) bool {
 	if len(h.pend) > 0 {
 		// t's port already counts t; the state does not yet.
 		h.maybeSnapshot(int(t.Stream), t.Seq-1)
+		// t may be the last tuple before a barrier with nothing after it
+		// yet (the end of the stream, or a barrier that overtook data
+		// resent after a loss): snapshot once the handler processed it.
+		if !h.snapArmed && h.ready(int(t.Stream), t.Seq) >= 0 {
+			h.snapArmed = true
+			h.n.SetTimer(0, timerSnap)
+		}
 	}
 	return true
 }
@@ -226,14 +238,35 @@ func (h *hooks) Input(t *ha.Tuple) bool {
 // has reached. port and at override that port's position (-1: none).
 func (h *hooks) maybeSnapshot(port int, at uint64) {
 	n := h.n
-	all := uint8(1)<<n.Inputs() - 1
+	best := h.ready(port, at)
+	if best < 0 {
+		return
+	}
+	in := h.positions(port, at)
+	id := h.pend[best].id
+	h.pend = slices.DeleteFunc(h.pend, func(p pendingBarrier) bool { return p.id <= id })
+	h.lastSnap = id
+	h.snapshot(id, in[:n.Inputs()])
+}
+
+// positions are the input positions, with port's overridden by at (port -1: none).
+func (h *hooks) positions(port int, at uint64) [maxPorts]uint64 {
 	var in [maxPorts]uint64
-	for p := 0; p < n.Inputs(); p++ {
-		in[p] = n.InputSeq(p)
+	for p := 0; p < h.n.Inputs(); p++ {
+		in[p] = h.n.InputSeq(p)
 	}
 	if port >= 0 {
 		in[port] = at
 	}
+	return in
+}
+
+// ready is the index in pend of the newest checkpoint whose barrier every
+// input has reached at the positions (see positions), or -1.
+func (h *hooks) ready(port int, at uint64) int {
+	n := h.n
+	all := uint8(1)<<n.Inputs() - 1
+	in := h.positions(port, at)
 	best := -1
 	for i, p := range h.pend {
 		if p.known != all {
@@ -247,13 +280,7 @@ func (h *hooks) maybeSnapshot(port int, at uint64) {
 			best = i
 		}
 	}
-	if best < 0 {
-		return
-	}
-	id := h.pend[best].id
-	h.pend = slices.DeleteFunc(h.pend, func(p pendingBarrier) bool { return p.id <= id })
-	h.lastSnap = id
-	h.snapshot(id, in[:n.Inputs()])
+	return best
 }
 
 // snapshot captures the fragment's state for checkpoint id, sends it to
