@@ -18,7 +18,8 @@ import (
 // soak's invariants, and, for cases inside the fault model, the
 // strategy's promise per query class and sink: precise, repeating (no
 // input lost, nothing missing or wrong), or divergent (no input lost).
-// GC_SOAK_RUNS sets the number of runs (default 50).
+// GC_SOAK_RUNS sets the number of runs (default 50); GC_SOAK_DEFAULTS=1
+// keeps the default parameters (those of `streamha soak`) instead.
 func TestSoakKeepsThePromise(t *testing.T) {
 	runs := 50
 	if testing.Short() {
@@ -31,10 +32,13 @@ func TestSoakKeepsThePromise(t *testing.T) {
 	for run := uint64(0); run < uint64(runs); run++ {
 		c, err := sim.GenerateSoakCase(1, globalcheckpoint.Name, run)
 		require.NoError(t, err)
-		r := sim.Seeded(1, "gc-soak-params", strconv.FormatUint(run, 10))
-		params := globalcheckpoint.SoakParams(r.IntN)
-		c.Experiment.Strategy = sim.StrategyConfig{Name: globalcheckpoint.Name, Params: params}
-		c.Experiment.Strategies = nil
+		params := map[string]any{"sink": globalcheckpoint.DefaultSink}
+		if os.Getenv("GC_SOAK_DEFAULTS") != "1" {
+			r := sim.Seeded(1, "gc-soak-params", strconv.FormatUint(run, 10))
+			params = globalcheckpoint.SoakParams(r.IntN)
+			c.Experiment.Strategy = sim.StrategyConfig{Name: globalcheckpoint.Name, Params: params}
+			c.Experiment.Strategies = nil
+		}
 		res := sim.CheckSoakCase(c)
 		for _, v := range res.Violations {
 			t.Errorf("%s (%s, %v): %s: %s", c.ID(), c.Query, params, v.Invariant, v.Detail)
