@@ -538,12 +538,14 @@ func (h *hooks) PeerDown(string) { h.pruneReceivers() }
 func (h *hooks) PeerUp(string) { h.pruneReceivers() }
 
 // pruneReceivers drops the secondaries declared dead from a primary's
-// route and recruits a new one. A primary that is cut off (ha.Node.Connected)
-// leaves its route alone: every host looks dead from there, and each change
-// would raise its epoch above that of the host taking over meanwhile.
+// route and recruits a new one. A primary cut off from its data path
+// (ha.Node.SeesNeighbours) leaves its route alone: most hosts look dead
+// from there, and each change would raise its epoch above that of the
+// host taking over meanwhile. It prunes once it sees its neighbours again
+// (PeerUp, or a neighbour's new route).
 func (h *hooks) pruneReceivers() {
 	n := h.n
-	if !h.fragment() || n.Fenced() || !n.IsPrimary() || !n.Connected() {
+	if !h.fragment() || n.Fenced() || !n.IsPrimary() || !n.SeesNeighbours() {
 		return
 	}
 	r := n.Route(n.Frag())
@@ -679,6 +681,9 @@ func (h *hooks) RouteChanged(_, r ha.Route) {
 			h.armAck()
 			h.requestCatchUp()
 		}
+	}
+	if r.Frag != n.Frag() {
+		h.pruneReceivers() // a neighbour's new primary may be the one it waited for
 	}
 	if !n.IsSink() && r.Frag == n.DownstreamFrag() {
 		var keep []string

@@ -86,6 +86,18 @@ faults: [{at: 4.4s, for: 120ms, partition: [[B], [A, C, src, sink, B.1, B.2]]}]
 		trigger: func(t *testing.T, tr *ha.Trace) { requireEvent(t, tr, ha.EvRepair, "B") },
 	},
 	{
+		// Longer than the detection, and the hosts it leaves out stay
+		// connected to both sides: B replaces its secondaries from there
+		// while B.1 takes over. B's route changes must not outrank B.1's
+		// takeover (Route.Version).
+		name: "long partition cutting B off its data path only",
+		yaml: hardChain + threeNodes + `network: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}
+faults: [{at: 4.4s, for: 600ms, partition: [[B], [A, C, src, sink, A.1, A.2, B.1, B.2, C.1, C.2]]}]
+`,
+		state:   true,
+		trigger: func(t *testing.T, tr *ha.Trace) { requireTakeover(t, tr, "B.1") },
+	},
+	{
 		name: "loss burst on two links",
 		yaml: hardChain + threeNodes + `network: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}
 faults: [{at: 4.4s, for: 1s, loss: {from: A, to: B, p: 0.05}}, {at: 4.4s, for: 1s, loss: {from: B, to: C, p: 0.05}}]

@@ -52,8 +52,14 @@ const RouteQueryType = "query"
 // its input, and at which epoch. Epochs only grow; a message stamped with an
 // older epoch than its receiver knows comes from a fenced replica.
 type Route struct {
-	Frag      int
-	Epoch     uint64
+	Frag  int
+	Epoch uint64
+	// Version numbers the changes of Receivers within an epoch (a
+	// secondary replaced). Only a takeover raises Epoch, the fencing
+	// token: a primary that replaces its secondaries while cut off from
+	// its data path can thus never outrank the host that took over from
+	// it meanwhile.
+	Version   uint64
 	Primary   string
 	Receivers []string
 	// ResetSeq says the new primary numbers its output streams afresh, so
@@ -224,15 +230,18 @@ type availableBufferWriter interface {
 // every call.
 var tupleBufs = sync.Pool{New: func() any { return new([tupleWireSize]byte) }}
 
-// EncodeMsgpack writes a route as a 6-element array.
+// EncodeMsgpack writes a route as a 7-element array.
 func (r *Route) EncodeMsgpack(e *msgpack.Encoder) error {
-	if err := e.EncodeArrayLen(6); err != nil {
+	if err := e.EncodeArrayLen(7); err != nil {
 		return err
 	}
 	if err := e.EncodeInt(int64(r.Frag)); err != nil {
 		return err
 	}
 	if err := e.EncodeUint64(r.Epoch); err != nil {
+		return err
+	}
+	if err := e.EncodeUint64(r.Version); err != nil {
 		return err
 	}
 	if err := e.EncodeString(r.Primary); err != nil {
@@ -258,13 +267,16 @@ func (r *Route) DecodeMsgpack(d *msgpack.Decoder) error {
 	if err != nil {
 		return err
 	}
-	if n != 6 {
-		return fmt.Errorf("%w: route has %d fields, want 6", ErrMalformed, n)
+	if n != 7 {
+		return fmt.Errorf("%w: route has %d fields, want 7", ErrMalformed, n)
 	}
 	if r.Frag, err = d.DecodeInt(); err != nil {
 		return err
 	}
 	if r.Epoch, err = d.DecodeUint64(); err != nil {
+		return err
+	}
+	if r.Version, err = d.DecodeUint64(); err != nil {
 		return err
 	}
 	if r.Primary, err = decodeName(d, "route primary"); err != nil {
@@ -422,7 +434,7 @@ func (m *Message) WireSize() int {
 	n := 16 + len(m.From) + len(m.Type) + len(m.Body)
 	n += len(m.Tuples) * tupleWireSize
 	if m.Route != nil {
-		n += 16 + len(m.Route.Primary)
+		n += 24 + len(m.Route.Primary)
 		for _, h := range m.Route.Receivers {
 			n += 2 + len(h)
 		}

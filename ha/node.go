@@ -691,7 +691,7 @@ func (n *Node) SetReceivers(recv []string) {
 	old := n.routes[n.frag]
 	r := old
 	r.Receivers = slices.Clone(recv)
-	r.Epoch++
+	r.Version++ // not the epoch: see Route.Version
 	r.ResetSeq, r.Resume = false, false
 	n.routes[n.frag] = r
 	n.AnnounceRoute()

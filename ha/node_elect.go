@@ -100,6 +100,23 @@ func (n *Node) Connected() bool {
 	return slices.ContainsFunc(up, alive) && slices.ContainsFunc(down, alive)
 }
 
+// SeesNeighbours reports whether the node sees alive the hosts it
+// exchanges data with: its upstream primaries (or sources) and its
+// downstream primary (or the sink). A primary that does not is cut off
+// from its data path, even if it still sees other hosts of the
+// neighbouring fragments: a change of its route (a replaced secondary)
+// would raise its epoch above that of the host taking over from it
+// meanwhile, and fence the host that serves.
+func (n *Node) SeesNeighbours() bool {
+	for p := range n.Inputs() {
+		if up := n.Upstream(p); up == "" || n.down[up] {
+			return false
+		}
+	}
+	d := n.routes[n.DownstreamFrag()].Primary
+	return d != "" && !n.down[d]
+}
+
 // Ring lists the hosts of the node's fragment in topology order, starting
 // with the one after the current primary and ending with the primary: the
 // default takeover order. Starting after the primary, not at the first

@@ -315,3 +315,29 @@ func TestANewGapIsRepairedThoughTheLastRepairEndedSilently(t *testing.T) {
 	data(6)
 	assert.Equal(t, []uint64{1, 4}, repairs(), "a gap at a new position is asked for at once")
 }
+
+// TestAReceiverChangeNeverOutranksATakeover: a primary that replaced its
+// secondaries (new versions of its route) while another host took over
+// from it never wins: the takeover's epoch decides, in either order.
+func TestAReceiverChangeNeverOutranksATakeover(t *testing.T) {
+	old := ha.Route{Frag: 1, Epoch: 0, Version: 5, Primary: "B", Receivers: []string{"B", "B.2"}}
+	takeover := ha.Route{Frag: 1, Epoch: 1, Primary: "B.1", Receivers: []string{"B.1"}}
+	for _, order := range [][]ha.Route{{old, takeover}, {takeover, old}} {
+		env := &fakeEnv{}
+		a := newChainNode(t, "A", env)
+		for _, r := range order {
+			a.Deliver(&ha.Message{Kind: ha.KindRoute, From: r.Primary, Frag: 1, Epoch: r.Epoch, Route: &r})
+		}
+		assert.Equal(t, "B.1", a.Route(1).Primary)
+	}
+	env := &fakeEnv{}
+	a := newChainNode(t, "A", env)
+	for v := uint64(1); v <= 2; v++ {
+		r := ha.Route{Frag: 1, Version: v, Primary: "B", Receivers: []string{"B", "B.2"}}
+		a.Deliver(&ha.Message{Kind: ha.KindRoute, From: "B", Frag: 1, Route: &r})
+	}
+	stale := ha.Route{Frag: 1, Version: 1, Primary: "B", Receivers: []string{"B", "B.1"}}
+	a.Deliver(&ha.Message{Kind: ha.KindRoute, From: "B", Frag: 1, Route: &stale})
+	assert.Equal(t, uint64(2), a.Route(1).Version, "a later version of the same primary's route replaces an earlier one, never the reverse")
+	assert.Equal(t, []string{"B", "B.2"}, a.Route(1).Receivers)
+}

@@ -15,15 +15,19 @@ const (
 )
 
 // supersedes reports whether route r replaces old, the route its receiver
-// knows for the same fragment: a higher epoch, or the same epoch taken by
-// a host later in the fragment's takeover order. Two hosts that took over
-// from one view at once (each believing the other dead) thus end with one
-// primary everywhere: the later one, which fences the other.
+// knows for the same fragment: a higher epoch; in the same epoch, a later
+// version of the same primary's route (new receivers); or the same epoch
+// taken by a host later in the fragment's takeover order. Two hosts that
+// took over from one view at once (each believing the other dead) thus
+// end with one primary everywhere: the later one, which fences the other.
 func (r Route) supersedes(old Route, topo *Topology) bool {
 	if r.Epoch != old.Epoch {
 		return r.Epoch > old.Epoch
 	}
-	if r.Primary == old.Primary || r.Frag < 0 || r.Frag >= len(topo.Frags) {
+	if r.Primary == old.Primary {
+		return r.Version > old.Version
+	}
+	if r.Frag < 0 || r.Frag >= len(topo.Frags) {
 		return false
 	}
 	hosts := topo.Frags[r.Frag].Hosts
@@ -46,6 +50,8 @@ func (n *Node) validRoute(r Route, from string) bool {
 		why = fmt.Sprintf("a receiver is no host of fragment %s", n.topo.Frags[r.Frag].Name)
 	case r.Epoch >= maxEpoch || r.Epoch > n.routes[r.Frag].Epoch+maxEpochStep:
 		why = fmt.Sprintf("epoch %d jumps too far past %d", r.Epoch, n.routes[r.Frag].Epoch)
+	case r.Version >= maxEpoch:
+		why = fmt.Sprintf("version %d out of range", r.Version)
 	case !slices.Contains(n.topo.Frags[r.Frag].Hosts, from) && n.frag != r.Frag:
 		// Only a host of the fragment announces its route; another host
 		// relays one only to a host of that fragment (tellRoute, a route

@@ -3,12 +3,14 @@ package labs
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/streamha/streamha/ha"
@@ -23,12 +25,13 @@ func lab1() *Lab {
 	l := &Lab{N: 1, Dir: "01-gap-recovery", Title: "Gap recovery",
 		Summary: "Run amnesia, identify which outputs were lost and why.",
 		Questions: []Question{
-			{"q1", "Which recovery type does amnesia achieve in this experiment?"},
-			{"q2", "How many outputs were delivered with a wrong value or lineage?"},
-			{"q3", "Which window(s) were damaged? Give the window start(s), e.g. 2s."},
-			{"q4", "Which output id lost the most source tuples?"},
-			{"q5", "How many source tuples were lost in total?"},
-			{"q6", "How many milliseconds passed between the crash and its detection?"},
+			{Key: "p1", Predict: true, Text: "Before you run: will any window that starts after the crash's window be damaged? (yes or no)"},
+			{Key: "q1", Text: "Which recovery type does amnesia achieve in this experiment?"},
+			{Key: "q2", Text: "How many outputs were delivered with a wrong value or lineage?"},
+			{Key: "q3", Text: "Which window(s) were damaged? Give the window start(s), e.g. 2s."},
+			{Key: "q4", Text: "Which output id lost the most source tuples?"},
+			{Key: "q5", Text: "How many source tuples were lost in total?"},
+			{Key: "q6", Text: "How many milliseconds passed between the crash and its detection?"},
 		}}
 	l.check = func(c *ctx) error {
 		r, err := l.simulate("experiment.yaml", "amnesia")
@@ -36,25 +39,40 @@ func lab1() *Lab {
 			return err
 		}
 		rec := r.rec()
-		c.choice("q1", recoveryAnswers(rec.Type, rec.Subtype),
-			fmt.Sprintf("The classifier says %s: %d missing, %d wrong, %d lost inputs.", r.label(), rec.Missing, rec.Wrong, rec.LostInputs),
-			"the recovery column of the table.")
 		wrong := r.statusIDs(classify.StatusWrong)
-		c.number("q2", float64(rec.Wrong), 0, 0, "", "Wrong outputs: "+list(wrong, 8)+".", "the 'wrong' column, or count the explanations.")
+		damaged := append(slices.Clone(wrong), r.cls.MissingIDs...)
 		var windows []string
-		for _, id := range append(slices.Clone(wrong), r.cls.MissingIDs...) {
+		for _, id := range damaged {
 			if _, w, ok := strings.Cut(id, "|w="); ok && !slices.Contains(windows, w) {
 				windows = append(windows, w)
 			}
 		}
+		crashWindow := lab1CrashWindow(r)
+		later := false
+		for _, w := range windows {
+			if d, err := time.ParseDuration(w); err == nil && d > crashWindow {
+				later = true
+			}
+		}
+		c.choice(spec{key: "p1", evidence: fmt.Sprintf("The damaged windows start at %s; the crash fell in the window starting at %s.", strings.Join(windows, ", "), crashWindow),
+			look:       "the ids of the damaged outputs (key|w=window-start) in the explanations, against the time of the crash.",
+			confusions: []confusion{mistake("Amnesia loses only the state the crashed node held: a window that opens after the restart is computed from fresh input.", "yes")}},
+			[]string{yesNo(later)})
+		c.choice(spec{key: "q1", evidence: fmt.Sprintf("The classifier says %s: %d missing, %d wrong, %d lost inputs.", r.label(), rec.Missing, rec.Wrong, rec.LostInputs),
+			look: "the recovery column of the table.", confusions: recoveryConfusions(rec.Type, rec.Subtype)},
+			recoveryAnswers(rec.Type, rec.Subtype))
+		c.number(spec{key: "q2", evidence: "Wrong outputs: " + list(wrong, 8) + ".", look: "the 'wrong' column, or count the explanations.",
+			probe:      "streamha why --first-wrong --run lab1-out",
+			confusions: []confusion{mixUp(float64(rec.LostInputs), "That counts source tuples ('lost in'); the question counts outputs.")}},
+			float64(rec.Wrong), 0, 0, "")
 		// A window start is a time: "3" is read as "3s", as the ids write it.
 		for i, a := range c.answers["q3"] {
 			if _, err := strconv.ParseFloat(strings.TrimSpace(a), 64); err == nil {
 				c.answers["q3"][i] = strings.TrimSpace(a) + "s"
 			}
 		}
-		c.set("q3", windows, fmt.Sprintf("The damaged ids are %s; B crashed at 3.4 s, inside that window.", list(append(wrong, r.cls.MissingIDs...), 8)),
-			"the ids in the explanations are key|w=window-start.")
+		c.set(spec{key: "q3", evidence: fmt.Sprintf("The damaged ids are %s; B crashed at 3.4 s.", list(damaged, 8)),
+			look: "the ids in the explanations are key|w=window-start."}, windows)
 		lost := r.lostPerID()
 		var worst []string
 		var most int64
@@ -66,24 +84,51 @@ func lab1() *Lab {
 			}
 		}
 		sort.Strings(worst)
-		c.choice("q4", worst, fmt.Sprintf("%s lost %d source tuples, the most of any output (per-id shortfall = expected lineage − delivered lineage).", strings.Join(worst, " and "), most),
-			"each explanation ends with '(N inputs lost)'.")
-		c.number("q5", float64(rec.LostInputs), 0, 0, "", fmt.Sprintf("Sum of the per-output shortfalls over %d damaged outputs.", len(lost)), "the 'lost in' column.")
-		c.number("q6", ptrMs(rec.DetectionMs), 0, 1, "ms", "From the crash event to the first detect event of B in the trace.", "the 'detect ms' column.")
+		var confs []confusion
+		if len(wrong) > 0 && !slices.Contains(worst, wrong[0]) {
+			confs = append(confs, mistake("That is the first wrong output, not the one that lost most: compare the '(N inputs lost)' at the end of each explanation.", wrong[0]))
+		}
+		why := "streamha why --first-wrong --run lab1-out"
+		if len(worst) > 0 {
+			why = fmt.Sprintf("streamha why '%s' --run lab1-out", worst[0])
+		}
+		c.choice(spec{key: "q4", evidence: fmt.Sprintf("%s lost %d source tuples, the most of any output (per-id shortfall = expected lineage − delivered lineage).", strings.Join(worst, " and "), most),
+			look: "each explanation ends with '(N inputs lost)'; `streamha why ID` lists the source tuples an output lacks.", why: why,
+			probe: "streamha why --first-wrong --run lab1-out", confusions: confs}, worst)
+		c.number(spec{key: "q5", evidence: fmt.Sprintf("Sum of the per-output shortfalls over %d damaged outputs.", len(lost)), look: "the 'lost in' column.",
+			confusions: []confusion{mixUp(float64(rec.Wrong), "That counts damaged outputs; the question counts the source tuples they lack.")}},
+			float64(rec.LostInputs), 0, 0, "")
+		var confs6 []confusion
+		if rec.RecoveryMs != nil {
+			confs6 = append(confs6, mixUp(*rec.RecoveryMs, "That is the recovery time (crash → output back to normal); detection ends at the first detect event."))
+		}
+		c.number(spec{key: "q6", evidence: "From the crash event to the first detect event of B in the trace.", look: "the 'detect ms' column.", confusions: confs6},
+			ptrMs(rec.DetectionMs), 0, 1, "ms")
 		return nil
 	}
 	return l
+}
+
+// lab1CrashWindow is the start of the 1 s window the first crash falls in.
+func lab1CrashWindow(r *run) time.Duration {
+	for _, e := range r.sr.Trace.Events() {
+		if e.Kind == ha.EvCrash {
+			return e.T.Truncate(time.Second)
+		}
+	}
+	return 0
 }
 
 func lab2() *Lab {
 	l := &Lab{N: 2, Dir: "02-precise-vs-repeating", Title: "Precise vs repeating",
 		Summary: "Upstream backup with and without duplicate elimination; find the duplicates.",
 		Questions: []Question{
-			{"q1", "Which recovery does upstream backup achieve without dedup (experiment.yaml)?"},
-			{"q2", "How many duplicate outputs reached the sink?"},
-			{"q3", "Which output id was the first to be delivered twice (the earliest second copy)?"},
-			{"q4", "How many tuples did A replay to the new B after the crash?"},
-			{"q5", "Which recovery does it achieve with dedup: true (experiment-dedup.yaml)?"},
+			{Key: "p1", Predict: true, Text: "Before you run: without dedup, will the sink receive some output twice? (yes or no)"},
+			{Key: "q1", Text: "Which recovery does upstream backup achieve without dedup (experiment.yaml)?"},
+			{Key: "q2", Text: "How many duplicate outputs reached the sink?"},
+			{Key: "q3", Text: "Which is the oldest source tuple (lowest sN:M) whose output reached the sink twice?"},
+			{Key: "q4", Text: "How many tuples did A replay to the new B after the crash?"},
+			{Key: "q5", Text: "Which recovery does it achieve with dedup: true (experiment-dedup.yaml)?"},
 		}}
 	l.check = func(c *ctx) error {
 		r, err := l.simulate("experiment.yaml", "upstream-backup")
@@ -91,27 +136,55 @@ func lab2() *Lab {
 			return err
 		}
 		rec := r.rec()
-		c.choice("q1", recoveryAnswers(rec.Type, rec.Subtype),
-			fmt.Sprintf("The classifier says %s with %d duplicates, %d missing and %d wrong.", r.label(), rec.Duplicates, rec.Missing, rec.Wrong),
-			"the recovery column for experiment.yaml.")
+		replayed := r.replayed("A")
+		c.choice(spec{key: "p1", evidence: fmt.Sprintf("%d outputs reached the sink twice.", rec.Duplicates),
+			look:       "A keeps what it sent until B's outputs are acknowledged downstream; what does the new B do with a replay of tuples the sink already has?",
+			confusions: []confusion{mistake("The replay re-sends tuples whose outputs the sink already had; without dedup nothing removes them.", "no")}},
+			[]string{yesNo(rec.Duplicates > 0)})
+		c.choice(spec{key: "q1", evidence: fmt.Sprintf("The classifier says %s with %d duplicates, %d missing and %d wrong.", r.label(), rec.Duplicates, rec.Missing, rec.Wrong),
+			look: "the recovery column for experiment.yaml.", confusions: recoveryConfusions(rec.Type, rec.Subtype)},
+			recoveryAnswers(rec.Type, rec.Subtype))
 		dups := r.statusIDs(classify.StatusDuplicate)
-		c.number("q2", float64(rec.Duplicates), 0, 0, "", "Duplicates: "+list(dups, 6)+".", "the 'dup' column.")
-		if len(dups) == 0 {
-			c.choice("q3", []string{"none"}, "No output was delivered twice.", "")
+		c.number(spec{key: "q2", evidence: "Duplicates: " + list(dups, 6) + ".", look: "the 'dup' column.", probe: "streamha why --first-duplicate --run lab2-out",
+			confusions: []confusion{mixUp(float64(replayed), "That is the whole replay; duplicates are only the replayed tuples whose outputs the sink already had — compare A's last trim before the crash with the replay's start.")}},
+			float64(rec.Duplicates), 0, 0, "")
+		oldest := lab2Oldest(dups)
+		if oldest == "" {
+			c.choice(spec{key: "q3", evidence: "No output was delivered twice."}, []string{"none"})
 		} else {
-			c.choice("q3", dups[:1], fmt.Sprintf("The first second copy delivered is %s; the duplicates run from %s to %s.", dups[0], dups[0], dups[len(dups)-1]),
-				"the explanations say 'output X emitted twice', in time order.")
+			c.choice(spec{key: "q3", evidence: fmt.Sprintf("The duplicated outputs are %d consecutive source tuples from %s on: the first tuple after the last acknowledgement that reached A before the crash.", len(dups), oldest),
+				look: "the ids of the 'emitted twice' explanations are source ids sN:M; the oldest is the lowest M.", probe: "streamha why --first-duplicate --run lab2-out"},
+				[]string{oldest})
 		}
-		c.number("q4", float64(r.replayed("A")), 0, 0, "tuples", "From the replay_start events of host A in the trace.", "grep replay_start in trace-upstream-backup.jsonl.")
+		c.number(spec{key: "q4", evidence: "From the replay_start events of host A in the trace.", look: "grep replay_start in trace-upstream-backup.jsonl (its n field).",
+			confusions: []confusion{mixUp(float64(rec.Duplicates), "That is the number of duplicates; the replay also re-sent tuples whose outputs the sink had not received yet.")}},
+			float64(replayed), 0, 0, "tuples")
 		d, err := l.simulate("experiment-dedup.yaml", "upstream-backup")
 		if err != nil {
 			return err
 		}
-		c.choice("q5", recoveryAnswers(d.rec().Type, d.rec().Subtype),
-			fmt.Sprintf("With dedup the classifier says %s (%d duplicates).", d.label(), d.rec().Duplicates), "rerun with experiment-dedup.yaml.")
+		c.choice(spec{key: "q5", evidence: fmt.Sprintf("With dedup the classifier says %s (%d duplicates).", d.label(), d.rec().Duplicates), look: "rerun with experiment-dedup.yaml.",
+			confusions: recoveryConfusions(d.rec().Type, d.rec().Subtype)},
+			recoveryAnswers(d.rec().Type, d.rec().Subtype))
 		return nil
 	}
 	return l
+}
+
+// lab2Oldest is the source id with the lowest number among ids ("" when none).
+func lab2Oldest(ids []string) string {
+	best, bestN := "", int64(-1)
+	for _, id := range ids {
+		_, num, ok := strings.Cut(id, ":")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err == nil && (bestN < 0 || n < bestN) {
+			best, bestN = id, n
+		}
+	}
+	return best
 }
 
 // Lab3Intervals and Lab3CrashTimes are the sweep lab 3 asks for.
@@ -129,7 +202,19 @@ type lab3Point struct {
 	recoveries []string
 }
 
+// lab3Points memoises lab3Sweep: it is deterministic.
+var lab3Points struct {
+	once sync.Once
+	pts  []lab3Point
+	err  error
+}
+
 func lab3Sweep(l *Lab) ([]lab3Point, error) {
+	lab3Points.once.Do(func() { lab3Points.pts, lab3Points.err = lab3SweepOnce(l) })
+	return lab3Points.pts, lab3Points.err
+}
+
+func lab3SweepOnce(l *Lab) ([]lab3Point, error) {
 	e, err := l.experiment("experiment.yaml")
 	if err != nil {
 		return nil, err
@@ -200,10 +285,11 @@ func lab3() *Lab {
 	l := &Lab{N: 3, Dir: "03-checkpoint-interval", Title: "The checkpoint-interval trade-off",
 		Summary: "Sweep passive standby's checkpoint interval, plot, find the interval that minimises overhead + expected recovery cost.",
 		Questions: []Question{
-			{"q1", "CPU overhead of passive standby over no HA, in %, at checkpoint_interval 25ms?"},
-			{"q2", "CPU overhead in % at checkpoint_interval 800ms?"},
-			{"q3", "Mean (over the three crash times) max added latency in ms at checkpoint_interval 800ms?"},
-			{"q4", "Which checkpoint interval minimises cost = CPU overhead % + mean max added latency ms / 10?"},
+			{Key: "p1", Predict: true, Text: "Before you run: as checkpoint_interval grows from 25ms to 800ms, does the CPU overhead go up or down?"},
+			{Key: "q1", Text: "CPU overhead of passive standby over no HA, in %, at checkpoint_interval 25ms?"},
+			{Key: "q2", Text: "CPU overhead in % at checkpoint_interval 800ms?"},
+			{Key: "q3", Text: "Mean (over the three crash times) max added latency in ms at checkpoint_interval 800ms?"},
+			{Key: "q4", Text: "Which checkpoint interval minimises cost = CPU overhead % + mean max added latency ms / 10?"},
 		}}
 	l.check = func(c *ctx) error {
 		pts, err := lab3Sweep(l)
@@ -211,18 +297,36 @@ func lab3() *Lab {
 			return err
 		}
 		var table []string
-		best := pts[0]
+		best, cheapest, fastest := pts[0], pts[0], pts[0]
 		for _, p := range pts {
 			table = append(table, fmt.Sprintf("%s: cpu +%.2f%%, added %.1f ms, cost %.2f", p.interval, p.cpuPct, p.addedMs, p.cost))
 			if p.cost < best.cost {
 				best = p
 			}
+			if p.cpuPct < cheapest.cpuPct {
+				cheapest = p
+			}
+			if p.addedMs < fastest.addedMs {
+				fastest = p
+			}
 		}
 		ev := "Sweep: " + strings.Join(table, "; ") + "."
 		first, last := pts[0], pts[len(pts)-1]
-		c.number("q1", first.cpuPct, 0.05, 0.1, "%", fmt.Sprintf("cpu× at 25ms is %.3f.", 1+first.cpuPct/100), "the cpu_ratio column of points.csv, minus 1, times 100.")
-		c.number("q2", last.cpuPct, 0.05, 0.1, "%", fmt.Sprintf("cpu× at 800ms is %.3f.", 1+last.cpuPct/100), "the cpu_ratio column of points.csv.")
-		c.number("q3", last.addedMs, 0.03, 0.5, "ms", "Mean of max_added_latency_ms over faults[0].at = "+strings.Join(Lab3CrashTimes, ", ")+".", "the max_added_latency_ms column of points.csv.")
+		trend := "down"
+		if last.cpuPct > first.cpuPct {
+			trend = "up"
+		}
+		c.choice(spec{key: "p1", evidence: fmt.Sprintf("CPU overhead goes %s: +%.2f%% at %s, +%.2f%% at %s.", trend, first.cpuPct, first.interval, last.cpuPct, last.interval),
+			look: "what does a checkpoint cost, and how many are taken per second at each interval?"}, []string{trend})
+		ratio := func(p lab3Point, key, of string) confusion {
+			return mixUp(1+p.cpuPct/100, fmt.Sprintf("That looks like the ratio cpu× at %s; %s asks for the overhead in percent: (cpu× − 1) × 100.", of, key))
+		}
+		c.number(spec{key: "q1", evidence: fmt.Sprintf("cpu× at 25ms is %.3f.", 1+first.cpuPct/100), look: "the cpu_ratio column of points.csv, minus 1, times 100.",
+			confusions: []confusion{ratio(first, "q1", "25ms")}}, first.cpuPct, 0.05, 0.1, "%")
+		c.number(spec{key: "q2", evidence: fmt.Sprintf("cpu× at 800ms is %.3f.", 1+last.cpuPct/100), look: "the cpu_ratio column of points.csv.",
+			confusions: []confusion{ratio(last, "q2", "800ms")}}, last.cpuPct, 0.05, 0.1, "%")
+		c.number(spec{key: "q3", evidence: "Mean of max_added_latency_ms over faults[0].at = " + strings.Join(Lab3CrashTimes, ", ") + ".",
+			look: "the max_added_latency_ms column of points.csv, averaged over the three crash times of the 800ms rows."}, last.addedMs, 0.03, 0.5, "ms")
 		// Any interval within 2 % of the minimum cost is accepted: the
 		// minimum of such a curve is flat.
 		var ok []string
@@ -231,8 +335,15 @@ func lab3() *Lab {
 				ok = append(ok, p.interval)
 			}
 		}
-		c.choice("q4", ok, fmt.Sprintf("The minimum cost %.2f is at %s (accepted: %s, within 2%% of it). %s", best.cost, best.interval, strings.Join(ok, ", "), ev),
-			"compute the cost for each interval from points.csv; plot cost against the interval.")
+		var confs []confusion
+		if !slices.Contains(ok, cheapest.interval) {
+			confs = append(confs, mistake("That interval minimises the CPU overhead alone; the cost adds the added latency after a crash.", cheapest.interval))
+		}
+		if !slices.Contains(ok, fastest.interval) {
+			confs = append(confs, mistake("That interval minimises the added latency alone; the cost adds the CPU overhead.", fastest.interval))
+		}
+		c.choice(spec{key: "q4", evidence: fmt.Sprintf("The minimum cost %.2f is at %s (accepted: %s, within 2%% of it). %s", best.cost, best.interval, strings.Join(ok, ", "), ev),
+			look: "compute the cost for each interval from points.csv; plot cost against the interval.", confusions: confs}, ok)
 		return nil
 	}
 	return l
@@ -240,13 +351,14 @@ func lab3() *Lab {
 
 func lab4() *Lab {
 	l := &Lab{N: 4, Dir: "04-nondeterminism", Title: "Non-determinism",
-		Summary: "A union makes active standby divergent; ship the decisions and make it precise.",
+		Summary: "A union interleaved differently on the replica gives active standby wrong outputs; shipping the primary's decisions makes it precise.",
 		Questions: []Question{
-			{"q1", "Which recovery does active standby achieve without ship_decisions (experiment.yaml)?"},
-			{"q2", "How many outputs were wrong?"},
-			{"q3", "Which output id was the first wrong output delivered?"},
-			{"q4", "Which recovery does it achieve with ship_decisions: true (experiment-ship.yaml)?"},
-			{"q5", "What does shipping cost: the messages ratio (msgs×) over no HA with ship_decisions: true?"},
+			{Key: "p1", Predict: true, Text: "Before you run: without ship_decisions, will the sink receive an output whose value differs from the failure-free run? (yes or no)"},
+			{Key: "q1", Text: "Which recovery does active standby achieve without ship_decisions (experiment.yaml)?"},
+			{Key: "q2", Text: "How many outputs were wrong?"},
+			{Key: "q3", Text: "Which output id was the first wrong output delivered?"},
+			{Key: "q4", Text: "Which recovery does it achieve with ship_decisions: true (experiment-ship.yaml)?"},
+			{Key: "q5", Text: "What does shipping cost: the messages ratio (msgs×) over no HA with ship_decisions: true?"},
 		}}
 	l.check = func(c *ctx) error {
 		r, err := l.simulate("experiment.yaml", "active-standby")
@@ -254,28 +366,65 @@ func lab4() *Lab {
 			return err
 		}
 		rec := r.rec()
-		c.choice("q1", recoveryAnswers(rec.Type, rec.Subtype),
-			fmt.Sprintf("The classifier says %s: %d wrong, %d missing, %d lost inputs (no input is lost, the sums are computed in another order).", r.label(), rec.Wrong, rec.Missing, rec.LostInputs),
-			"the recovery column for experiment.yaml.")
 		wrong := r.statusIDs(classify.StatusWrong)
-		c.number("q2", float64(rec.Wrong), 0, 0, "", "Wrong outputs: "+list(wrong, 6)+".", "the 'wrong' column.")
+		minRel := lab4MinRelError(r)
+		c.choice(spec{key: "p1", evidence: fmt.Sprintf("%d outputs differ; the smallest relative difference is %.1e, far above floating-point rounding (1e-16).", rec.Wrong, minRel),
+			look:       "which replica's output does B receive for the interval in which A's messages were lost, and in which order did that replica see the inputs?",
+			confusions: []confusion{mistake("After the takeover B receives, for the interval whose messages from A were lost, the outputs A.1 computed — in A.1's own interleaving.", "no")}},
+			[]string{yesNo(rec.Wrong > 0)})
+		c.choice(spec{key: "q1", evidence: fmt.Sprintf("The classifier says %s: %d wrong, %d missing, %d lost inputs; no input is lost, the sums include other tuples at each step.", r.label(), rec.Wrong, rec.Missing, rec.LostInputs),
+			look: "the recovery column for experiment.yaml; result.json's converged_at_ms.", confusions: recoveryConfusions(rec.Type, rec.Subtype)},
+			recoveryAnswers(rec.Type, rec.Subtype))
+		c.number(spec{key: "q2", evidence: "Wrong outputs: " + list(wrong, 6) + ".", look: "the 'wrong' column.", probe: "streamha why --first-wrong --run lab4-out"},
+			float64(rec.Wrong), 0, 0, "")
 		if len(wrong) == 0 {
-			c.choice("q3", []string{"none"}, "No output was wrong.", "")
+			c.choice(spec{key: "q3", evidence: "No output was wrong."}, []string{"none"})
 		} else {
-			c.choice("q3", wrong[:1], fmt.Sprintf("The first wrong delivery is %s (the running sum of its key after a differently interleaved input).", wrong[0]),
-				"the first explanation 'delivered with value … instead of …'.")
+			var confs []confusion
+			if len(wrong) > 1 {
+				confs = append(confs, mistake("That one is wrong too, but not the first delivered: the explanations are in delivery order.", wrong[1:]...))
+			}
+			c.choice(spec{key: "q3", evidence: fmt.Sprintf("The first wrong delivery is %s: its newest input differs from the failure-free run's (A.1 received the pair in the other order).", wrong[0]),
+				look: "the first explanation 'delivered with value … instead of …'.", why: fmt.Sprintf("streamha why '%s' --run lab4-out", wrong[0]),
+				probe: "streamha why --first-wrong --run lab4-out", confusions: confs},
+				wrong[:1])
 		}
 		s, err := l.simulate("experiment-ship.yaml", "active-standby")
 		if err != nil {
 			return err
 		}
-		c.choice("q4", recoveryAnswers(s.rec().Type, s.rec().Subtype),
-			fmt.Sprintf("With ship_decisions the classifier says %s (%d wrong).", s.label(), s.rec().Wrong), "rerun with experiment-ship.yaml.")
-		msgs := ratioOf(s.sr.Run.Overhead.MessagesRatio)
-		c.number("q5", msgs, 0.02, 0.02, "", fmt.Sprintf("msgs× is %.3f with shipping and %.3f without.", msgs, ratioOf(r.sr.Run.Overhead.MessagesRatio)), "the msgs× column.")
+		c.choice(spec{key: "q4", evidence: fmt.Sprintf("With ship_decisions the classifier says %s (%d wrong).", s.label(), s.rec().Wrong), look: "rerun with experiment-ship.yaml.",
+			confusions: recoveryConfusions(s.rec().Type, s.rec().Subtype)},
+			recoveryAnswers(s.rec().Type, s.rec().Subtype))
+		msgs, without := ratioOf(s.sr.Run.Overhead.MessagesRatio), ratioOf(r.sr.Run.Overhead.MessagesRatio)
+		c.number(spec{key: "q5", evidence: fmt.Sprintf("msgs× is %.3f with shipping and %.3f without.", msgs, without), look: "the msgs× column of the run with experiment-ship.yaml.",
+			confusions: []confusion{mixUp(without, "That is msgs× without shipping (experiment.yaml)."), mixUp(ratioOf(s.sr.Run.Overhead.CPURatio), "That is cpu×; the question asks for msgs×.")}},
+			msgs, 0.02, 0.02, "")
 		return nil
 	}
 	return l
+}
+
+// lab4MinRelError is the smallest relative difference between a wrong
+// delivery's value and the failure-free value of its id.
+func lab4MinRelError(r *run) float64 {
+	want := map[ha.OutputID]float64{}
+	for _, d := range r.exp.All() {
+		want[d.Tuple.ID] = d.Tuple.Value
+	}
+	best := math.Inf(1)
+	for i, s := range r.cls.Status {
+		if s != classify.StatusWrong {
+			continue
+		}
+		d := r.obs.At(i)
+		w := want[d.Tuple.ID]
+		best = min(best, math.Abs(d.Tuple.Value-w)/math.Max(math.Abs(w), math.SmallestNonzeroFloat64))
+	}
+	if math.IsInf(best, 1) {
+		return 0
+	}
+	return best
 }
 
 // Lab5Strategy is the name the lab-5 skeleton registers.
@@ -291,10 +440,11 @@ func lab5() *Lab {
 	l := &Lab{N: 5, Dir: "05-own-strategy", Title: "Write your own strategy",
 		Summary: "Complete the skeleton strategy package; the check runs the conformance suite and classifies its recovery.",
 		Questions: []Question{
-			{"q1", "Which recovery does your strategy achieve on the lab's experiment?"},
-			{"q2", "How many tuples did A replay to the new B after the crash?"},
-			{"q3", "What is the peak output-queue length (tuples, the 'peak queue' column) of your strategy?"},
-			{"q4", "Which recovery does your strategy get in the conformance case arbitrary/crash-first?"},
+			{Key: "p1", Predict: true, Text: "Before you run: will your completed strategy deliver any duplicate on the lab's experiment? (yes or no)"},
+			{Key: "q1", Text: "Which recovery does your strategy achieve on the lab's experiment?"},
+			{Key: "q2", Text: "How many tuples did A replay to the new B after the crash?"},
+			{Key: "q3", Text: "What is the peak output-queue length (tuples, the 'peak queue' column) of your strategy?"},
+			{Key: "q4", Text: "Which recovery does your strategy get in the conformance case arbitrary/crash-first?"},
 		}}
 	l.check = func(c *ctx) error {
 		if _, err := strategies.Lookup(Lab5Strategy); err != nil {
@@ -323,17 +473,26 @@ func lab5() *Lab {
 			return err
 		}
 		rec := r.rec()
-		c.choice("q1", recoveryAnswers(rec.Type, rec.Subtype),
-			fmt.Sprintf("The classifier says %s: %d missing, %d duplicates, %d wrong, %d lost inputs.", r.label(), rec.Missing, rec.Duplicates, rec.Wrong, rec.LostInputs),
-			"run the lab's experiment with your strategy.")
-		c.number("q2", float64(r.replayed("A")), 0, 0, "tuples", "From the replay_start events of host A.", "grep replay_start in the trace of your strategy.")
+		c.choice(spec{key: "p1", evidence: fmt.Sprintf("Your strategy delivered %d duplicates.", rec.Duplicates),
+			look:       "with ResetSeq false the replay re-creates the old numbering: what does the downstream's seq filter do with a seq it has seen?",
+			confusions: []confusion{mistake("The restarted node re-creates the old sequence numbers, so the downstream drops what it already has as duplicates (dup_dropped).", "yes")}},
+			[]string{yesNo(rec.Duplicates > 0)})
+		c.choice(spec{key: "q1", evidence: fmt.Sprintf("The classifier says %s: %d missing, %d duplicates, %d wrong, %d lost inputs.", r.label(), rec.Missing, rec.Duplicates, rec.Wrong, rec.LostInputs),
+			look: "run the lab's experiment with your strategy.", confusions: recoveryConfusions(rec.Type, rec.Subtype)},
+			recoveryAnswers(rec.Type, rec.Subtype))
+		c.number(spec{key: "q2", evidence: "From the replay_start events of host A.", look: "grep replay_start in the trace of your strategy (its n field)."},
+			float64(r.replayed("A")), 0, 0, "tuples")
 		peak := float64(r.sr.Run.Overhead.PeakQueue)
-		c.number("q3", peak, 0.02, 1, "tuples", "Peak retained output tuples over all hosts in the failure-free run.", "the 'peak queue' column.")
+		c.number(spec{key: "q3", evidence: "Peak retained output tuples over all hosts in the failure-free run.", look: "the 'peak queue' column."}, peak, 0.02, 1, "tuples")
 		found := false
 		for _, k := range rep.Cases {
 			if k.Name == "arbitrary/crash-first" {
 				found = true
-				c.choice("q4", recoveryAnswers(k.Type, k.Subtype), fmt.Sprintf("The suite got %s (missing %d, wrong %d, lost inputs %d): the restarted union re-interleaves its two inputs, and the downstream's seq filter drops new outputs whose seq it already saw although they carry different tuples.", k.Label(), k.Recovery.Missing, k.Recovery.Wrong, k.Recovery.LostInputs), "the conformance table printed above.")
+				c.choice(spec{key: "q4", evidence: fmt.Sprintf("The suite got %s (missing %d, wrong %d, lost inputs %d): the restarted union re-interleaves its two inputs, and the downstream's seq filter drops new outputs whose seq it already saw although they carry different tuples.", k.Label(), k.Recovery.Missing, k.Recovery.Wrong, k.Recovery.LostInputs),
+					look: "the conformance table printed above.",
+					confusions: append(recoveryConfusions(k.Type, k.Subtype),
+						mistake("Nothing was lost upstream, but look at the case's lost inputs: the seq filter dropped new outputs whose seqs the old ones had used.", "rollback"))},
+					recoveryAnswers(k.Type, k.Subtype))
 			}
 		}
 		if !found {
@@ -352,11 +511,12 @@ func lab6() *Lab {
 	l := &Lab{N: 6, Dir: "06-real-crashes", Title: "Real crashes",
 		Summary: "Cluster mode, SIGKILL of the primary; compare simulated and real recovery times.",
 		Questions: []Question{
-			{"q1", "Path of the result.json your `streamha cluster` run wrote."},
-			{"q2", "Real recovery time in ms (from your cluster result)."},
-			{"q3", "Simulated recovery time in ms for the same experiment."},
-			{"q4", "Which recovery took longer: real or sim?"},
-			{"q5", "Real detection delay in ms (from your cluster result)."},
+			{Key: "p1", Predict: true, Text: "Before you run: will the real recovery take longer than the simulated one? (yes or no)"},
+			{Key: "q1", Text: "Path of the result.json your `streamha cluster` run wrote."},
+			{Key: "q2", Text: "Real recovery time in ms (from your cluster result)."},
+			{Key: "q3", Text: "Simulated recovery time in ms for the same experiment."},
+			{Key: "q4", Text: "Which recovery took longer: real or sim?"},
+			{Key: "q5", Text: "Real detection delay in ms (from your cluster result)."},
 		}}
 	l.check = func(c *ctx) error {
 		s, err := l.simulate("experiment.yaml", Lab6Strategy)
@@ -364,10 +524,15 @@ func lab6() *Lab {
 			return err
 		}
 		simRec := ptrMs(s.rec().RecoveryMs)
-		c.number("q3", simRec, 0.02, 1, "ms", fmt.Sprintf("The simulator gives recovery %.1f ms, detection %.1f ms.", simRec, ptrMs(s.rec().DetectionMs)), "streamha run with the lab's experiment: the 'recovery ms' column.")
+		var confs3 []confusion
+		if d := s.rec().DetectionMs; d != nil {
+			confs3 = append(confs3, mixUp(*d, "That is the simulated detection time; recovery runs until the output is back to normal."))
+		}
+		c.number(spec{key: "q3", evidence: fmt.Sprintf("The simulator gives recovery %.1f ms, detection %.1f ms.", simRec, ptrMs(s.rec().DetectionMs)),
+			look: "streamha run with the lab's experiment: the 'recovery ms' column.", confusions: confs3}, simRec, 0.02, 1, "ms")
 		real, why := lab6Real(c)
 		if real == nil {
-			for _, k := range []string{"q1", "q2", "q4", "q5"} {
+			for _, k := range []string{"p1", "q1", "q2", "q4", "q5"} {
 				c.add(k, false, why)
 			}
 			return nil
@@ -375,18 +540,22 @@ func lab6() *Lab {
 		c.add("q1", true, why)
 		rr := real.Recovery
 		if rr.RecoveryMs == nil || rr.DetectionMs == nil {
-			for _, k := range []string{"q2", "q4", "q5"} {
+			for _, k := range []string{"p1", "q2", "q4", "q5"} {
 				c.add(k, false, "your cluster result has no recovery or detection time: did the crash happen (faults) and did the run last past it?")
 			}
 			return nil
 		}
-		c.number("q2", *rr.RecoveryMs, 0.01, 1, "ms", fmt.Sprintf("Your cluster result says recovery %.1f ms (%s).", *rr.RecoveryMs, rr.Type), "recovery_ms in your result.json.")
+		c.number(spec{key: "q2", evidence: fmt.Sprintf("Your cluster result says recovery %.1f ms (%s).", *rr.RecoveryMs, rr.Type), look: "recovery_ms in your result.json.",
+			confusions: []confusion{mixUp(*rr.DetectionMs, "That is your run's detection time; the question asks for recovery_ms.")}}, *rr.RecoveryMs, 0.01, 1, "ms")
 		longer := "real"
 		if *rr.RecoveryMs < simRec {
 			longer = "sim"
 		}
-		c.choice("q4", []string{longer}, fmt.Sprintf("Real %.1f ms vs simulated %.1f ms (difference %+.1f ms).", *rr.RecoveryMs, simRec, *rr.RecoveryMs-simRec), "compare q2 and q3.")
-		c.number("q5", *rr.DetectionMs, 0.01, 1, "ms", fmt.Sprintf("Your cluster result says detection %.1f ms; the simulator's memberlist model gives %.1f ms.", *rr.DetectionMs, ptrMs(s.rec().DetectionMs)), "detection_ms in your result.json.")
+		cmp := fmt.Sprintf("Real %.1f ms vs simulated %.1f ms (difference %+.1f ms).", *rr.RecoveryMs, simRec, *rr.RecoveryMs-simRec)
+		c.choice(spec{key: "p1", evidence: cmp, look: "compare recovery_ms in your result.json with the simulated run's."}, []string{yesNo(longer == "real")})
+		c.choice(spec{key: "q4", evidence: cmp, look: "compare q2 and q3."}, []string{longer})
+		c.number(spec{key: "q5", evidence: fmt.Sprintf("Your cluster result says detection %.1f ms; the simulator's memberlist model gives %.1f ms.", *rr.DetectionMs, ptrMs(s.rec().DetectionMs)),
+			look: "detection_ms in your result.json.", confusions: []confusion{mixUp(*rr.RecoveryMs, "That is your run's recovery time; the question asks for detection_ms.")}}, *rr.DetectionMs, 0.01, 1, "ms")
 		return nil
 	}
 	return l
@@ -422,14 +591,17 @@ func lab6Real(c *ctx) (*metrics.Run, string) {
 
 func lab7() *Lab {
 	l := &Lab{N: 7, Dir: "07-split-brain", Title: "Split brain",
-		Summary: "A pause with an aggressive detector causes a false failover; see what fencing prevents.",
+		Summary: "A pause with an aggressive detector causes a false failover; without fencing the resumed old primary silences the new one.",
 		Questions: []Question{
-			{"q1", "How many ms after the pause began was B declared dead?"},
-			{"q2", "Was B really dead? (yes or no)"},
-			{"q3", "How many outputs are missing with fencing on (experiment.yaml)?"},
-			{"q4", "How many outputs are missing with fencing off (experiment-nofence.yaml)?"},
-			{"q5", "With fencing on, how many messages did the hosts drop as coming from a stale epoch?"},
-			{"q6", "With fencing off, for how many ms did the sink receive no output (the 'unavail ms' column)?"},
+			{Key: "p1", Predict: true, Text: "Before you run: with fencing off, will more outputs be missing than with fencing on? (yes or no)"},
+			{Key: "q1", Text: "How many ms after the pause began was B declared dead?"},
+			{Key: "q2", Text: "Was B really dead? (yes or no)"},
+			{Key: "q3", Text: "How many outputs are missing with fencing on (experiment.yaml)?"},
+			{Key: "q4", Text: "How many outputs are missing with fencing off (experiment-nofence.yaml)?"},
+			{Key: "q5", Text: "With fencing on, how many messages did the hosts drop as coming from a stale epoch?"},
+			{Key: "q6", Text: "With fencing off, for how many ms did the sink receive no output (the 'unavail ms' column)?"},
+			{Key: "q7", Text: "With fencing off, how many ms after the pause began was the output back for good (the 'recovery ms' column)?"},
+			{Key: "q8", Text: "With fencing off, how many of the new primary's outputs did C drop as duplicates (C's dup_dropped)?"},
 		}}
 	l.check = func(c *ctx) error {
 		on, err := l.simulate("experiment.yaml", "amnesia")
@@ -440,8 +612,13 @@ func lab7() *Lab {
 		if err != nil {
 			return err
 		}
+		c.choice(spec{key: "p1", evidence: fmt.Sprintf("%d missing with fencing, %d without.", on.rec().Missing, off.rec().Missing),
+			look:       "when B comes back it still believes it is the primary; what does C do with its messages, with and without the epoch check?",
+			confusions: []confusion{mistake("Without fencing C accepts the resumed B's old, high sequence numbers and then drops the new primary's lower ones as duplicates.", "no")}},
+			[]string{yesNo(off.rec().Missing > on.rec().Missing)})
 		det := ptrMs(on.rec().DetectionMs)
-		c.number("q1", det, 0, 1, "ms", "From the pause event to the first detect event of B.", "the 'detect ms' column.")
+		c.number(spec{key: "q1", evidence: "From the pause event to the first detect event of B.", look: "the 'detect ms' column.",
+			confusions: []confusion{mixUp(400, "That is how long B was paused; detection came much earlier.")}}, det, 0, 1, "ms")
 		var pause time.Duration
 		for _, e := range on.sr.Trace.Events() {
 			if e.Kind == ha.EvPause {
@@ -449,16 +626,49 @@ func lab7() *Lab {
 				break
 			}
 		}
-		c.choice("q2", []string{"no"}, fmt.Sprintf("B was paused for %s and declared dead after %.1f ms: a false failover (the trace has a resume event for B and no crash).", pause, det),
-			"look for crash, pause and resume events in the trace.")
-		c.number("q3", float64(on.rec().Missing), 0, 0, "", fmt.Sprintf("With fencing: %s, missing %s.", on.label(), list(on.cls.MissingIDs, 5)), "the 'missing' column for experiment.yaml.")
-		c.number("q4", float64(off.rec().Missing), 0, 0, "", fmt.Sprintf("Without fencing: %s, missing %s. The resumed B kept sending with its old, higher sequence numbers; C accepted them and then dropped the new primary's output as duplicates.", off.label(), list(off.cls.MissingIDs, 5)), "the 'missing' column for experiment-nofence.yaml.")
+		c.choice(spec{key: "q2", evidence: fmt.Sprintf("B was paused for %s and declared dead after %.1f ms: a false failover (the trace has a resume event for B and no crash).", pause, det),
+			look: "look for crash, pause and resume events in the trace."}, []string{"no"})
+		c.number(spec{key: "q3", evidence: fmt.Sprintf("With fencing: %s, missing %s.", on.label(), list(on.cls.MissingIDs, 5)), look: "the 'missing' column for experiment.yaml."},
+			float64(on.rec().Missing), 0, 0, "")
+		dupC := hostStat(off.sr.Trace, "C", func(s *ha.NodeStats) int64 { return s.Duplicates })
+		c.number(spec{key: "q4", evidence: fmt.Sprintf("Without fencing: %s, missing %s. The resumed B kept sending with its old, higher sequence numbers; C accepted them and then dropped the new primary's output as duplicates (dup_dropped %d).", off.label(), list(off.cls.MissingIDs, 5), dupC),
+			look: "the 'missing' column for experiment-nofence.yaml.", probe: "streamha why --missing --run lab7-nofence"},
+			float64(off.rec().Missing), 0, 0, "")
 		stale := stat(on.sr.Trace, func(s *ha.NodeStats) int64 { return s.Fenced })
-		c.number("q5", float64(stale), 0, 0, "messages", "Sum of fenced_dropped over the hosts' stats events.", "grep '\"fenced\"' in the trace, or sum fenced_dropped in the stats events.")
-		c.number("q6", off.rec().UnavailableMs, 0.02, 1, "ms", fmt.Sprintf("Without fencing the sink waited %.1f ms; with fencing %.1f ms.", off.rec().UnavailableMs, on.rec().UnavailableMs), "the 'unavail ms' column.")
+		c.number(spec{key: "q5", evidence: "Sum of fenced_dropped over the hosts' stats events.", look: "sum fenced_dropped in the stats events of trace-amnesia.jsonl (grep '\"stats\"'), or count the fenced events' n."},
+			float64(stale), 0, 0, "messages")
+		c.number(spec{key: "q6", evidence: fmt.Sprintf("Without fencing the sink waited %.1f ms; with fencing %.1f ms.", off.rec().UnavailableMs, on.rec().UnavailableMs), look: "the 'unavail ms' column.",
+			confusions: []confusion{mixUp(on.rec().UnavailableMs, "That is the run with fencing.")}}, off.rec().UnavailableMs, 0.02, 1, "ms")
+		if off.rec().RecoveryMs == nil {
+			c.add("q7", false, "the run without fencing never recovered before it ended, so there is no moment to give: tell your teacher, the lab's experiment should run long enough")
+		} else {
+			c.number(spec{key: "q7", evidence: fmt.Sprintf("Output was back for good %.1f ms after the pause began, once B.1's numbering passed the last seq C had accepted from the resumed B.", *off.rec().RecoveryMs),
+				look: "the 'recovery ms' column of experiment-nofence.yaml.", probe: "streamha why --missing --run lab7-nofence",
+				confusions: []confusion{mixUp(off.rec().UnavailableMs, "That is the longest silence ('unavail ms'); recovery runs from the pause until the output is back for good."),
+					mixUp(float64(pause/time.Millisecond), "That is when the resumed B came back; C then accepted B's stale output and dropped B.1's.")}},
+				*off.rec().RecoveryMs, 0.02, 1, "ms")
+		}
+		var confs8 []confusion
+		if int64(off.rec().Missing) != dupC {
+			confs8 = append(confs8, mixUp(float64(off.rec().Missing), "That is the number of missing outputs, which is not what C counted as duplicates: some of B.1's drops were of outputs the resumed B had delivered."))
+		}
+		confs8 = append(confs8, mixUp(float64(stat(off.sr.Trace, func(s *ha.NodeStats) int64 { return s.InputGaps })), "That is input_gaps, the seqs C never received; the question asks for dup_dropped."))
+		c.number(spec{key: "q8", evidence: fmt.Sprintf("C's stats event says dup_dropped %d in the run without fencing.", dupC),
+			look: "the stats event of host C in trace-amnesia.jsonl of the run without fencing (dup_dropped).", probe: "streamha why --missing --run lab7-nofence",
+			confusions: confs8}, float64(dupC), 0, 0, "")
 		return nil
 	}
 	return l
+}
+
+// hostStat is one host's end-of-run counter.
+func hostStat(trace *ha.Trace, host string, f func(*ha.NodeStats) int64) int64 {
+	for _, e := range trace.Events() {
+		if e.Kind == ha.EvStats && e.Stats != nil && e.Host == host {
+			return f(e.Stats)
+		}
+	}
+	return 0
 }
 
 func readResult(path string) (*metrics.Result, error) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
@@ -29,8 +30,37 @@ type run struct {
 	exp, obs *ha.Deliveries
 }
 
-// simulate runs strategy name on the lab's experiment file.
+// simulations memoises simulate: a simulated run is a pure function of
+// the lab's embedded experiment and the strategy, so every check (and
+// every test) in one process shares each run.
+var simulations = struct {
+	sync.Mutex
+	runs map[string]*memo
+}{runs: map[string]*memo{}}
+
+// memo is one simulation, run once.
+type memo struct {
+	once sync.Once
+	r    *run
+	err  error
+}
+
+// simulate runs strategy name on the lab's experiment file, once per
+// process.
 func (l *Lab) simulate(file, name string) (*run, error) {
+	key := l.Dir + "/" + file + "/" + name
+	simulations.Lock()
+	m, ok := simulations.runs[key]
+	if !ok {
+		m = &memo{}
+		simulations.runs[key] = m
+	}
+	simulations.Unlock()
+	m.once.Do(func() { m.r, m.err = l.simulateOnce(file, name) })
+	return m.r, m.err
+}
+
+func (l *Lab) simulateOnce(file, name string) (*run, error) {
 	e, err := l.experiment(file)
 	if err != nil {
 		return nil, err

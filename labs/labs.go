@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,6 +41,9 @@ var ErrUsage = errors.New("lab usage")
 type Question struct {
 	Key  string
 	Text string
+	// Predict marks a question to answer before running anything ("p1"):
+	// it is checked like the others, against what the run then shows.
+	Predict bool
 }
 
 // Lab is one lab.
@@ -62,8 +64,18 @@ type Verdict struct {
 	Question string `json:"question"`
 	Answer   string `json:"answer"`
 	Right    bool   `json:"right"`
-	// Why explains the verdict with the evidence computed by the check.
+	// Why explains the verdict: for a right answer the evidence the check
+	// computed; for a wrong one the likely confusion and where to look,
+	// never the expected value.
 	Why string `json:"why"`
+	// Look is a command that shows the evidence (often `streamha why`).
+	Look string `json:"look,omitempty"`
+	// Expected, Evidence and Confusions are set only with Options.Reveal
+	// (a teacher's view): the expected answer, what the check computed
+	// and the confusions it recognises.
+	Expected   string   `json:"expected,omitempty"`
+	Evidence   string   `json:"evidence,omitempty"`
+	Confusions []string `json:"confusions,omitempty"`
 }
 
 // Result is the outcome of a check.
@@ -92,8 +104,10 @@ func (r *Result) AllRight() bool {
 	return true
 }
 
-// Write prints the result for a student.
-func (r *Result) Write(w io.Writer) {
+// Write prints the result for a student: every verdict, with the
+// explanation of wrong answers; verbose adds the evidence and the command
+// that shows it for right answers too.
+func (r *Result) Write(w io.Writer, verbose bool) {
 	fmt.Fprintf(w, "lab %d: %s\n", r.Lab, r.Title)
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, n)
@@ -108,7 +122,19 @@ func (r *Result) Write(w io.Writer) {
 		if ans == "" {
 			ans = "(no answer)"
 		}
-		fmt.Fprintf(w, "\n%s  %s: %s\n    your answer: %s\n    %s\n", mark, v.Key, v.Question, ans, v.Why)
+		fmt.Fprintf(w, "\n%s  %s: %s\n    your answer: %s\n", mark, v.Key, v.Question, ans)
+		if (!v.Right || verbose) && v.Why != "" {
+			fmt.Fprintf(w, "    %s\n", v.Why)
+		}
+		if (!v.Right || verbose) && v.Look != "" {
+			fmt.Fprintf(w, "    see: %s\n", v.Look)
+		}
+		if v.Expected != "" {
+			fmt.Fprintf(w, "    expected (teacher): %s\n", v.Expected)
+		}
+		if v.Evidence != "" && !v.Right {
+			fmt.Fprintf(w, "    evidence (teacher): %s\n", v.Evidence)
+		}
 	}
 	for _, f := range r.Failed {
 		fmt.Fprintf(w, "\nFAILED: %s\n", f)
@@ -128,6 +154,9 @@ type Options struct {
 	// BaseDir resolves relative paths given in answers (lab 6's result
 	// files); "" means the working directory.
 	BaseDir string
+	// Reveal adds the expected answers and the check's evidence to every
+	// verdict: a teacher's view ('lab check --reveal', 'lab guide').
+	Reveal bool
 }
 
 // All returns the labs in order.
@@ -304,145 +333,4 @@ func (l *Lab) Check(a Answers, o Options) (*Result, error) {
 	}
 	slices.SortStableFunc(c.res.Verdicts, func(x, y Verdict) int { return order[x.Key] - order[y.Key] })
 	return c.res, nil
-}
-
-// ctx is one check in progress.
-type ctx struct {
-	lab     *Lab
-	answers Answers
-	opts    Options
-	res     *Result
-}
-
-func (c *ctx) question(key string) string {
-	for _, q := range c.lab.Questions {
-		if q.Key == key {
-			return q.Text
-		}
-	}
-	panic("labs: lab " + strconv.Itoa(c.lab.N) + " grades unknown question " + key)
-}
-
-func (c *ctx) add(key string, right bool, why string) {
-	c.res.Verdicts = append(c.res.Verdicts, Verdict{
-		Key: key, Question: c.question(key), Answer: strings.Join(c.answers[key], ", "), Right: right, Why: why,
-	})
-}
-
-// unanswered records a blank answer; it gives a hint, not the answer.
-func (c *ctx) unanswered(key, hint string) bool {
-	if len(c.answers[key]) > 0 {
-		return false
-	}
-	c.add(key, false, "no answer given. Hint: "+hint)
-	return true
-}
-
-// number grades a numeric answer against the computed value within a
-// relative tolerance (and an absolute one for values near zero).
-func (c *ctx) number(key string, want, relTol, absTol float64, unit, evidence, hint string) {
-	if c.unanswered(key, hint) {
-		return
-	}
-	s := strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(c.answers[key][0], unit), "%"))
-	got, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil {
-		c.add(key, false, fmt.Sprintf("want a number (in %s), got %q. %s", unitName(unit), c.answers[key][0], evidence))
-		return
-	}
-	tol := max(absTol, math.Abs(want)*relTol)
-	if unit != "" {
-		unit = " " + unit
-	}
-	if math.Abs(got-want) <= tol {
-		c.add(key, true, fmt.Sprintf("the check computed %s%s (tolerance ±%s). %s", fmtNum(want), unit, fmtNum(tol), evidence))
-		return
-	}
-	c.add(key, false, fmt.Sprintf("the check computed %s%s, you gave %s (tolerance ±%s). %s", fmtNum(want), unit, fmtNum(got), fmtNum(tol), evidence))
-}
-
-// choice grades an answer that must be one of the accepted texts (case-insensitive).
-func (c *ctx) choice(key string, accepted []string, evidence, hint string) {
-	if c.unanswered(key, hint) {
-		return
-	}
-	got := normalize(c.answers[key][0])
-	for _, a := range accepted {
-		if got == normalize(a) {
-			c.add(key, true, evidence)
-			return
-		}
-	}
-	c.add(key, false, fmt.Sprintf("expected %s. %s", strings.Join(quoteAll(accepted), " or "), evidence))
-}
-
-// set grades a list answer that must equal the computed set (order ignored).
-func (c *ctx) set(key string, want []string, evidence, hint string) {
-	if c.unanswered(key, hint) {
-		return
-	}
-	got := map[string]bool{}
-	for _, a := range c.answers[key] {
-		got[normalize(a)] = true
-	}
-	var missing, extra []string
-	wantSet := map[string]bool{}
-	for _, w := range want {
-		wantSet[normalize(w)] = true
-		if !got[normalize(w)] {
-			missing = append(missing, w)
-		}
-	}
-	for _, a := range c.answers[key] {
-		if !wantSet[normalize(a)] {
-			extra = append(extra, a)
-		}
-	}
-	if len(missing) == 0 && len(extra) == 0 {
-		c.add(key, true, evidence)
-		return
-	}
-	var parts []string
-	if len(missing) > 0 {
-		parts = append(parts, "missing from your answer: "+strings.Join(missing, ", "))
-	}
-	if len(extra) > 0 {
-		parts = append(parts, "not in the computed set: "+strings.Join(extra, ", "))
-	}
-	c.add(key, false, strings.Join(parts, "; ")+". "+evidence)
-}
-
-func normalize(s string) string {
-	return strings.ToLower(strings.Join(strings.Fields(s), " "))
-}
-
-func quoteAll(xs []string) []string {
-	out := make([]string, len(xs))
-	for i, x := range xs {
-		out[i] = strconv.Quote(x)
-	}
-	return out
-}
-
-func unitName(u string) string {
-	if u == "" {
-		return "plain units"
-	}
-	return u
-}
-
-func fmtNum(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e12 {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return strconv.FormatFloat(f, 'f', 2, 64)
-}
-
-// recoveryAnswers lists the accepted spellings of a recovery: "gap",
-// "rollback/repeating", "repeating" (the subtype alone) and "rollback".
-func recoveryAnswers(typ, sub string) []string {
-	if sub == "" {
-		return []string{typ}
-	}
-	return []string{typ + "/" + sub, sub, typ + " " + sub}
 }

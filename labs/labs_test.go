@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,6 +29,17 @@ func answers(t *testing.T, l *labs.Lab, path string) labs.Answers {
 	return a
 }
 
+func verdict(t *testing.T, res *labs.Result, key string) labs.Verdict {
+	t.Helper()
+	for _, v := range res.Verdicts {
+		if v.Key == key {
+			return v
+		}
+	}
+	t.Fatalf("no verdict for %s", key)
+	return labs.Verdict{}
+}
+
 func opts() labs.Options { return labs.Options{BaseDir: "testdata", ClusterAvailable: true} }
 
 func TestEveryLabHasHandoutFilesAndTemplate(t *testing.T) {
@@ -36,12 +49,19 @@ func TestEveryLabHasHandoutFilesAndTemplate(t *testing.T) {
 		t.Run(l.Dir, func(t *testing.T) {
 			assert.Equal(t, i+1, l.N)
 			h := l.Handout()
-			for _, section := range []string{"## Goal", "## Background", "## Steps", "## Questions", "## What to hand in"} {
+			for _, section := range []string{"## Goal", "## Background", "## Predict before you run", "## Steps", "## Questions", "## What to hand in"} {
 				assert.Contains(t, h, section)
 			}
+			predict, _, _ := strings.Cut(h[strings.Index(h, "## Predict before you run"):], "## Steps")
+			predicts := 0
 			for _, q := range l.Questions {
 				assert.Contains(t, h, "**"+q.Key+"**", "the handout asks every question")
+				if q.Predict {
+					predicts++
+					assert.Contains(t, predict, "**"+q.Key+"** "+q.Text, "a prediction is asked before the steps")
+				}
 			}
+			assert.Equal(t, 1, predicts, "every lab asks one prediction")
 			tmpl, err := labs.ParseAnswers(l, []byte(l.Template()))
 			require.NoError(t, err, "the blank template parses")
 			assert.Empty(t, tmpl, "the template is blank")
@@ -105,12 +125,12 @@ func TestLab1WindowStartWithOrWithoutUnit(t *testing.T) {
 		require.NoError(t, err)
 		res, err := l.Check(a, opts())
 		require.NoError(t, err)
-		assert.True(t, res.Verdicts[2].Right, "%s: %s", ans, res.Verdicts[2].Why)
+		assert.True(t, verdict(t, res, "q3").Right, "%s: %s", ans, verdict(t, res, "q3").Why)
 	}
 	a, _ := labs.ParseAnswers(l, []byte("q3: [4]\n"))
 	res, err := l.Check(a, opts())
 	require.NoError(t, err)
-	assert.False(t, res.Verdicts[2].Right)
+	assert.False(t, verdict(t, res, "q3").Right)
 }
 
 func TestCheckCorrectAndWrongAnswers(t *testing.T) {
@@ -124,6 +144,7 @@ func TestCheckCorrectAndWrongAnswers(t *testing.T) {
 			require.NoError(t, err)
 			for _, v := range res.Verdicts {
 				assert.True(t, v.Right, "%s: %s", v.Key, v.Why)
+				assert.Empty(t, v.Expected, "nothing is revealed without Reveal")
 			}
 			assert.True(t, res.AllRight())
 			assert.Len(t, res.Verdicts, len(l.Questions))
@@ -131,18 +152,176 @@ func TestCheckCorrectAndWrongAnswers(t *testing.T) {
 			bad, err := l.Check(answers(t, l, fmt.Sprintf("testdata/wrong/%d.yaml", l.N)), opts())
 			require.NoError(t, err)
 			assert.False(t, bad.AllRight())
+			guide, err := l.TeacherGuide(opts())
+			require.NoError(t, err)
+			expected := guide.Expected()
 			wrong := 0
 			for _, v := range bad.Verdicts {
-				if !v.Right {
-					wrong++
-					assert.Regexp(t, `\d|expected|missing`, v.Why, "a wrong verdict shows evidence")
-					assert.NotEqual(t, "fail", strings.ToLower(v.Why))
+				if v.Right {
+					continue
+				}
+				wrong++
+				assert.NotEmpty(t, v.Why, "%s: a wrong verdict says why", v.Key)
+				for _, secret := range secrets(expected[v.Key]) {
+					assert.NotContains(t, v.Why, secret, "%s: a wrong verdict never gives the expected answer", v.Key)
+					assert.NotContains(t, v.Look, secret, "%s: nor does its pointer", v.Key)
 				}
 			}
 			assert.Positive(t, wrong)
 			var out strings.Builder
-			bad.Write(&out)
+			bad.Write(&out, false)
 			assert.Contains(t, out.String(), "WRONG")
+		})
+	}
+}
+
+// secrets are the parts of an expected answer (as a teacher's guide
+// writes it) that a student-facing text must not contain: quoted answers
+// and numbers with a digit, beyond the vocabulary every handout uses.
+func secrets(expected string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`"([^"]+)"|\[([^\]]+)\]|(^|\s)(\d[\d.]*)`).FindAllStringSubmatch(expected, -1) {
+		for _, g := range []string{m[1], m[2], m[4]} {
+			for _, part := range strings.Split(g, ", ") {
+				if strings.ContainsAny(part, "0123456789") && len(part) >= 2 {
+					out = append(out, part)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestWrongAnswersNameTheConfusion(t *testing.T) {
+	tests := []struct {
+		lab      int
+		key, ans string
+		want     string
+	}{
+		{2, "q2", "546", "the whole replay"},
+		{2, "q4", "293", "number of duplicates"},
+		{1, "q5", "8", "counts damaged outputs"},
+		{3, "q1", "1.034", "ratio cpu×"},
+		{4, "q1", "divergent", "converged_at_ms"},
+		{4, "q5", "1.68", "without shipping"},
+		{7, "q7", "3151", "longest silence"},
+	}
+	for _, tt := range tests {
+		l, err := labs.Get(tt.lab)
+		require.NoError(t, err)
+		res, err := l.Check(labs.Answers{tt.key: {tt.ans}}, opts())
+		require.NoError(t, err)
+		for _, v := range res.Verdicts {
+			if v.Key == tt.key {
+				assert.False(t, v.Right)
+				assert.Contains(t, v.Why, tt.want, "lab %d %s", tt.lab, tt.key)
+				assert.Contains(t, v.Why, "Where to look")
+			}
+		}
+	}
+}
+
+func TestVerboseExplainsRightAnswersWithAWhyPointer(t *testing.T) {
+	l, err := labs.Get(1)
+	require.NoError(t, err)
+	res, err := l.Check(answers(t, l, "testdata/answers/1.yaml"), opts())
+	require.NoError(t, err)
+	var short, long strings.Builder
+	res.Write(&short, false)
+	res.Write(&long, true)
+	assert.NotContains(t, short.String(), "streamha why")
+	assert.Contains(t, long.String(), "see: streamha why 'k06|w=3s' --run lab1-out")
+	assert.Contains(t, long.String(), "Sum of the per-output shortfalls")
+}
+
+func TestRevealAndTheGuideGiveTheExpectedAnswers(t *testing.T) {
+	for _, l := range labs.All() {
+		if l.N == 5 || l.N == 6 {
+			continue // their answers depend on the student's own strategy or cluster run
+		}
+		t.Run(l.Dir, func(t *testing.T) {
+			t.Parallel()
+			g, err := l.TeacherGuide(opts())
+			require.NoError(t, err)
+			exp := g.Expected()
+			require.Len(t, exp, len(l.Questions), "every question has an expected answer")
+			// The guide's answers pass the check.
+			a := labs.Answers{}
+			for k, e := range exp {
+				a[k] = guideAnswer(e)
+			}
+			res, err := l.Check(a, opts())
+			require.NoError(t, err)
+			for _, v := range res.Verdicts {
+				assert.True(t, v.Right, "%s: the guide's answer %q: %s", v.Key, exp[v.Key], v.Why)
+			}
+			var out strings.Builder
+			g.Write(&out)
+			assert.Contains(t, out.String(), "## Notes")
+			assert.Contains(t, out.String(), "teacher's guide")
+		})
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// guideAnswer turns a guide's expected answer back into an answer.
+func guideAnswer(e string) []string {
+	switch {
+	case strings.HasPrefix(e, `"`):
+		s, _, _ := strings.Cut(e[1:], `"`)
+		return []string{s}
+	case strings.HasPrefix(e, "["):
+		return strings.Split(strings.Trim(e, "[]"), ", ")
+	}
+	n, _, _ := strings.Cut(e, " ")
+	return []string{n}
+}
+
+func TestNoStudentFileHoldsAnExpectedAnswer(t *testing.T) {
+	teaching, err := os.ReadFile("../docs/teaching.md")
+	require.NoError(t, err)
+	// Every other page a student reads may quote numbers, but no output
+	// id that answers a lab question.
+	pages := map[string]string{}
+	for _, p := range append([]string{"../README.md"}, must(filepath.Glob("../docs/*.md"))...) {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		pages[p] = string(b)
+	}
+	for _, l := range labs.All() {
+		pages[l.Dir+"/README.md"] = l.Handout()
+	}
+	for _, l := range labs.All() {
+		if l.N == 5 || l.N == 6 {
+			continue
+		}
+		t.Run(l.Dir, func(t *testing.T) {
+			t.Parallel()
+			g, err := l.TeacherGuide(opts())
+			require.NoError(t, err)
+			texts := map[string]string{"README.md": l.Handout(), "answers.yaml": l.Template(), "docs/teaching.md": string(teaching)}
+			for k, e := range g.Expected() {
+				for _, secret := range secrets(e) {
+					if strings.ContainsAny(secret, "|#:") {
+						for name, text := range pages {
+							assert.NotContains(t, text, secret, "%s holds lab %d's %s answer", name, l.N, k)
+						}
+					}
+					if l.N == 3 && slices.Contains(labs.Lab3Intervals, secret) {
+						continue // q4 picks one of the intervals the sweep command lists
+					}
+					re := regexp.MustCompile(`(^|[^\w.#|:])` + regexp.QuoteMeta(secret) + `($|[^\w.]|\.\s|\.$)`)
+					for name, text := range texts {
+						assert.False(t, re.MatchString(text), "%s holds %s's expected answer %q", name, k, secret)
+					}
+				}
+			}
 		})
 	}
 }
@@ -154,7 +333,7 @@ func TestBlankAnswersGiveHintsNotAnswers(t *testing.T) {
 	require.NoError(t, err)
 	for _, v := range res.Verdicts {
 		assert.False(t, v.Right)
-		assert.Contains(t, v.Why, "no answer given")
+		assert.Contains(t, v.Why, "No answer given")
 		assert.NotContains(t, v.Why, "558", "the hint does not reveal the answer")
 	}
 }
@@ -226,28 +405,33 @@ func TestLab5WithoutStrategyRegistered(t *testing.T) {
 	assert.Contains(t, res.Failed[0], "import_lab5.go")
 }
 
-// TestLab5ReferenceSolutionEndToEnd copies the module, completes the
-// skeleton with the reference solution and runs `streamha lab check 5`.
-func TestLab5ReferenceSolutionEndToEnd(t *testing.T) {
+// TestLab5EndToEnd copies the module, puts the pristine skeleton in place
+// (whatever a student made of the working copy) and checks that `streamha
+// lab check 5` fails with it, then completes it with the reference
+// solution and checks that the lab is complete.
+func TestLab5EndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the streamha binary: skipped with -short")
+		t.Skip("builds the streamha binary twice: skipped with -short")
 	}
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)
 	dst := t.TempDir()
 	require.NoError(t, copyModule(root, dst))
-	sol, err := os.ReadFile("testdata/lab5-solution/mystrategy.go")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dst, "labs/05-own-strategy/mystrategy/mystrategy.go"), sol, 0o644))
-	bin := filepath.Join(t.TempDir(), "streamha")
-	build := exec.Command(goBin, "build", "-o", bin, "./cmd/streamha")
-	build.Dir = dst
-	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
-
-	run := func(answers string) (int, string) {
+	skeleton := filepath.Join(dst, "labs/05-own-strategy/mystrategy/mystrategy.go")
+	build := func(source string) string {
+		b, err := os.ReadFile(source)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(skeleton, b, 0o644))
+		bin := filepath.Join(t.TempDir(), "streamha")
+		cmd := exec.Command(goBin, "build", "-o", bin, "./cmd/streamha")
+		cmd.Dir = dst
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		return bin
+	}
+	run := func(bin, answers string) (int, string) {
 		cmd := exec.Command(bin, "lab", "check", "5", "--answers", answers)
 		cmd.Dir = dst
 		out, err := cmd.CombinedOutput()
@@ -257,13 +441,37 @@ func TestLab5ReferenceSolutionEndToEnd(t *testing.T) {
 		require.NoError(t, err)
 		return 0, string(out)
 	}
-	code, text := run("labs/testdata/answers/5.yaml")
+
+	bin := build("testdata/lab5-skeleton/mystrategy.go")
+	code, text := run(bin, "labs/testdata/answers/5.yaml")
+	assert.Equal(t, 1, code, text)
+	assert.Contains(t, text, "FAILED: the conformance suite failed")
+
+	bin = build("testdata/lab5-solution/mystrategy.go")
+	code, text = run(bin, "labs/testdata/answers/5.yaml")
 	assert.Equal(t, 0, code, text)
 	assert.Contains(t, text, "PASS")
 	assert.Contains(t, text, "lab complete")
-	code, text = run("labs/testdata/wrong/5.yaml")
+	code, text = run(bin, "labs/testdata/wrong/5.yaml")
 	assert.Equal(t, 1, code, text)
-	assert.Contains(t, text, "expected \"gap\"")
+	assert.Contains(t, text, "WRONG  q4")
+	assert.NotContains(t, text, `"gap"`, "a wrong answer is not told the expected one")
+
+}
+
+// TestShippedSkeletonIsThePristineCopy keeps labs/testdata/lab5-skeleton
+// in step with the skeleton the repository ships. It compares only in CI,
+// where the working copy is a fresh clone: a student's clone holds their
+// own mystrategy.go.
+func TestShippedSkeletonIsThePristineCopy(t *testing.T) {
+	if os.Getenv("CI") == "" {
+		t.Skip("compares the shipped skeleton only in CI (CI=true): a student's clone holds their own")
+	}
+	have, err := os.ReadFile("05-own-strategy/mystrategy/mystrategy.go")
+	require.NoError(t, err)
+	pristine, err := os.ReadFile("testdata/lab5-skeleton/mystrategy.go")
+	require.NoError(t, err)
+	assert.Equal(t, string(pristine), string(have), "update labs/testdata/lab5-skeleton/mystrategy.go with the skeleton")
 }
 
 // copyModule copies the module's Go sources, go.mod/go.sum and the lab

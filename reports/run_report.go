@@ -168,8 +168,9 @@ func classified(reference, faulty *ha.Trace, run metrics.Run) sim.FaultyRun {
 // a long experiment under many strategies holds one faulty trace at a time.
 // The files are the ones WriteRunDir writes.
 type RunDir struct {
-	dir  string
-	figs []Figure
+	dir       string
+	figs      []Figure
+	anomalies map[string]string // strategy → its anomalies file
 }
 
 // NewRunDir creates the directory.
@@ -177,13 +178,23 @@ func NewRunDir(dir string) (*RunDir, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create output directory: %w", err)
 	}
-	return &RunDir{dir: dir}, nil
+	return &RunDir{dir: dir, anomalies: map[string]string{}}, nil
 }
 
 // AddRun writes a strategy's faulty trace and draws its figures.
 func (d *RunDir) AddRun(run sim.FaultyRun) error {
 	if err := WriteTrace(TraceFile(d.dir, run.Strategy), run.Trace); err != nil {
 		return err
+	}
+	n, err := writeAnomalies(d.dir, run)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		if d.anomalies == nil {
+			d.anomalies = map[string]string{}
+		}
+		d.anomalies[run.Strategy] = AnomaliesFile(run.Strategy)
 	}
 	return d.addFigures(run)
 }
@@ -202,6 +213,9 @@ func (d *RunDir) addFigures(run sim.FaultyRun) error {
 // Finish writes result.json, the reference trace and the report of the
 // runs added, which must be r.Runs in order.
 func (d *RunDir) Finish(r *metrics.Result, reference *ha.Trace) error {
+	for i := range r.Runs {
+		r.Runs[i].Anomalies = d.anomalies[r.Runs[i].Strategy]
+	}
 	if err := WriteJSON(filepath.Join(d.dir, ResultFile), r); err != nil {
 		return err
 	}

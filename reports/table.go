@@ -77,7 +77,7 @@ func Explanations(w io.Writer, r *metrics.Result, limit int) {
 		fmt.Fprintf(w, "\n%s (%s):\n", run.Strategy, RecoveryLabel(run.Recovery))
 		for i, s := range ex {
 			if limit > 0 && i == limit {
-				fmt.Fprintf(w, "  … %d more in result.json\n", len(ex)-limit)
+				fmt.Fprintf(w, "  … %d more sentences in result.json; every anomaly is listed in %s ('streamha why ID' explains one)\n", len(ex)-limit, AnomaliesFile(run.Strategy))
 				break
 			}
 			fmt.Fprintf(w, "  - %s\n", s)

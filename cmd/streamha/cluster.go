@@ -31,6 +31,7 @@ type clusterFlags struct {
 	seed                                                int64
 	duration, startup                                   time.Duration
 	json, noBaseline, ffOverhead, quiet, force          bool
+	netns                                               bool
 	chaos, chaosWindow                                  time.Duration
 	chaosKinds                                          []string
 	spares, overheadRounds                              int
@@ -45,9 +46,12 @@ func newClusterCmd() *cobra.Command {
 			"fault schedule injected for real (crash = SIGKILL, pause = SIGSTOP/SIGCONT, partition, delay and\n" +
 			"loss through each node's transport fault layer), collects the traces, classifies the recovery\n" +
 			"against the simulator's failure-free run of the same input, prints the same table as 'run' and\n" +
-			"writes result.json (mode \"cluster\") and the traces into --out. Real timing is not reproducible.",
+			"writes result.json (mode \"cluster\") and the traces into --out. Real timing is not reproducible.\n" +
+			"With --netns (Linux, root) every host runs in its own network namespace with its own address and\n" +
+			"partitions are cut in the network.",
 		Example: "  streamha cluster\n  streamha cluster --strategy amnesia,passive-standby --duration 6s\n" +
 			"  streamha cluster --strategy active-standby,passive-standby --chaos 60s\n" +
+			"  sudo streamha cluster --netns --strategy amnesia,active-standby\n" +
 			"  STREAMHA_SECRET=$(head -c 24 /dev/urandom | base64) streamha cluster --strategy amnesia",
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCluster(cmd, f) },
 	}
@@ -76,6 +80,8 @@ func newClusterCmd() *cobra.Command {
 	fl.DurationVar(&f.chaosWindow, "chaos-window", 0, "recovery window between chaos faults (default by --profile: tuned 2.5s, steady 4s, local/lan 10s)")
 	fl.IntVar(&f.spares, "spares", -1, "spare hosts per fragment (default: the experiment's; --chaos raises it to at least 3)")
 	fl.StringVar(&f.cpuProfileDir, "cpuprofile-dir", "", "every node writes a Go CPU profile of its run to DIR/<run>/<host>.cpu.pprof (node --cpuprofile; read with 'go tool pprof')")
+	fl.BoolVar(&f.netns, "netns", false, "every host in its own Linux network namespace on a bridge, partitions cut in the network\n"+
+		"(Linux, root; docs/cluster.md, Network namespaces)")
 	fl.StringVar(&f.collect, "collect", "", "launch nothing: compute the result of one strategy from node traces (<host>.trace.jsonl) gathered in this directory (multi-host runs)")
 	return c
 }
@@ -135,6 +141,14 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	case f.overheadRounds > 1:
 		f.ffOverhead = true
 	}
+	if f.netns {
+		if f.collect != "" {
+			return usage("--netns: --collect launches no runs")
+		}
+		if err := cluster.NetnsSupported(); err != nil {
+			return usageErr{err}
+		}
+	}
 	if f.collect != "" {
 		if len(names) != 1 {
 			return usage("--collect: name exactly one --strategy (the one the nodes ran)")
@@ -182,6 +196,7 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 		Experiment: e, Strategies: names, Exe: exe, Args: []string{"node"}, Out: dir,
 		Secret: secret, Profile: f.profile, Startup: f.startup, Baseline: !f.noBaseline,
 		FailureFreeOverhead: f.ffOverhead, OverheadRounds: f.overheadRounds, Chaos: chaos, Log: lg, CPUProfileDir: f.cpuProfileDir,
+		Netns: f.netns,
 	})
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%w: every node process was stopped; the partial traces are kept in %s", errInterrupted, dir)
@@ -290,6 +305,9 @@ func clusterCommand(f clusterFlags, e *sim.Experiment) string {
 	}
 	if f.profile != cluster.ProfileTuned {
 		parts = append(parts, "--profile", f.profile)
+	}
+	if f.netns {
+		parts = append(parts, "--netns")
 	}
 	switch {
 	case f.noBaseline:

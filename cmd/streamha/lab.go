@@ -23,6 +23,10 @@ func newLabCmd() *cobra.Command {
 			"(deterministically, with the lab's own built-in files and seeds) and says per question whether the\n" +
 			"answer is right and why, with the evidence it computed. The binary holds every lab's files (lab 5 also\n" +
 			"needs a clone of the repository: the student edits streamha's source).\n" +
+			"A wrong answer gets the likely confusion and where to look, never the expected value; --verbose\n" +
+			"explains right answers too, with the command that shows the evidence ('streamha why …').\n" +
+			"Teachers: 'lab guide N --teacher' prints the expected answers and solution notes, 'lab check --reveal'\n" +
+			"adds the expected answers to a check.\n" +
 			"Exit status of check: 0 all right, 1 some wrong, 2 usage errors. See docs/teaching.md.",
 		Example: "  streamha lab list\n  mkdir lab1 && cd lab1 && streamha lab init 1\n" +
 			"  streamha run --config experiment.yaml --out lab1-out\n  streamha lab check 1",
@@ -89,7 +93,10 @@ func newLabCmd() *cobra.Command {
 		},
 	}
 	initCmd.Flags().BoolVar(&force, "force", false, "replace files that differ from the lab's (your answers.yaml too)")
-	var answers string
+	var (
+		answers         string
+		verbose, reveal bool
+	)
 	check := &cobra.Command{
 		Use:   "check N [--answers FILE]",
 		Short: "Check lab N's answers (default FILE: answers.yaml in the current directory)",
@@ -113,18 +120,14 @@ func newLabCmd() *cobra.Command {
 			if err != nil {
 				return usageErr{err}
 			}
-			cluster := false
-			for _, sub := range cmd.Root().Commands() {
-				cluster = cluster || sub.Name() == "cluster"
-			}
-			res, err := l.Check(a, labs.Options{ClusterAvailable: cluster})
+			res, err := l.Check(a, labs.Options{ClusterAvailable: clusterAvailable(cmd), Reveal: reveal})
 			if err != nil {
 				if errors.Is(err, labs.ErrUsage) {
 					return usageErr{err}
 				}
 				return err
 			}
-			res.Write(cmd.OutOrStdout())
+			res.Write(cmd.OutOrStdout(), verbose)
 			if !res.AllRight() {
 				return errLabWrong
 			}
@@ -132,8 +135,47 @@ func newLabCmd() *cobra.Command {
 		},
 	}
 	check.Flags().StringVar(&answers, "answers", "", "answers YAML file, one key per question (q1: ..., q2: ...) (default answers.yaml)")
-	c.AddCommand(list, initCmd, show, check)
+	check.Flags().BoolVarP(&verbose, "verbose", "v", false, "explain right answers too, with the command that shows the evidence")
+	check.Flags().BoolVar(&reveal, "reveal", false, "(teachers) show the expected answer and the check's evidence for every question")
+	var teacher bool
+	guide := &cobra.Command{
+		Use:   "guide N --teacher",
+		Short: "(teachers) Print lab N's expected answers, the confusions the check recognises and the solution notes",
+		Long: "guide prints lab N's teacher's guide as Markdown: for every question the expected answer and the\n" +
+			"evidence the check computes — from the current strategies, so the numbers never go stale —, the\n" +
+			"confusions it recognises in wrong answers and the lab's solution notes. It is not for students: pass\n" +
+			"--teacher to confirm.",
+		Example: "  streamha lab guide 4 --teacher > lab4-guide.md",
+		Args:    wrapArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := labs.Lookup(args[0])
+			if err != nil {
+				return usageErr{err}
+			}
+			if !teacher {
+				return usage("the guide holds the expected answers: it is for teachers; pass --teacher")
+			}
+			g, err := l.TeacherGuide(labs.Options{ClusterAvailable: clusterAvailable(cmd)})
+			if err != nil {
+				return err
+			}
+			g.Write(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	guide.Flags().BoolVar(&teacher, "teacher", false, "confirm you are a teacher: the guide holds the expected answers")
+	c.AddCommand(list, initCmd, show, check, guide)
 	return c
+}
+
+// clusterAvailable says whether this build has `streamha cluster`.
+func clusterAvailable(cmd *cobra.Command) bool {
+	for _, sub := range cmd.Root().Commands() {
+		if sub.Name() == "cluster" {
+			return true
+		}
+	}
+	return false
 }
 
 // errLabWrong makes `lab check` exit 1 after printing its verdicts.

@@ -21,6 +21,10 @@ func TestLabCommand(t *testing.T) {
 		{"unknown lab", []string{"lab", "check", "9", "--answers", "../../labs/testdata/answers/7.yaml"}, 2, "unknown lab 9"},
 		{"unreadable answers", []string{"lab", "check", "7", "--answers", "nowhere.yaml"}, 2, "nowhere.yaml"},
 		{"show unknown", []string{"lab", "show", "x"}, 2, "unknown lab"},
+		{"check verbose", []string{"lab", "check", "7", "--verbose", "--answers", "../../labs/testdata/answers/7.yaml"}, 0, "see: streamha why --missing --run lab7-nofence"},
+		{"check reveal", []string{"lab", "check", "7", "--reveal", "--answers", "../../labs/testdata/wrong/7.yaml"}, 1, "expected (teacher): 70 messages"},
+		{"guide needs --teacher", []string{"lab", "guide", "7"}, 2, "pass --teacher"},
+		{"guide", []string{"lab", "guide", "7", "--teacher"}, 0, "- expected: 70 messages"},
 	}
 	tests = append(tests, struct {
 		name string

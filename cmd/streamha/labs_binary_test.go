@@ -14,6 +14,25 @@ import (
 	"github.com/streamha/streamha/labs"
 )
 
+// handoutFile is a file of a lab's run directory a handout names
+// (lab1-out/result.json).
+var handoutFile = regexp.MustCompile("`(lab\\d-[a-z]+/[^`\\s]+)`")
+
+// handoutEvidence are, per lab, the files of its runs and the fields or
+// events in them its handout points the student to.
+var handoutEvidence = map[int][]struct {
+	file   string
+	fields []string
+}{
+	1: {{"lab1-out/result.json", []string{`"explanations"`}}, {"lab1-out/trace-amnesia.jsonl", []string{`"crash"`, `"detect"`, `"takeover"`}}},
+	2: {{"lab2-out/trace-upstream-backup.jsonl", []string{`"replay_start"`, `"trim"`}}},
+	3: {{"lab3-sweep/points.csv", []string{"checkpoint_interval", "cpu_ratio", "max_added_latency_ms"}},
+		{"lab3-sweep/overhead-vs-checkpoint_interval.png", nil}, {"lab3-sweep/tradeoff-checkpoint_interval.png", nil}},
+	4: {{"lab4-out/result.json", []string{`"explanations"`}}},
+	7: {{"lab7-fenced/trace-amnesia.jsonl", []string{`"pause"`, `"detect"`, `"takeover"`, `"resume"`, `"fenced"`, `"fenced_dropped"`}},
+		{"lab7-nofence/trace-amnesia.jsonl", []string{`"input_gap"`, `"dup_dropped"`, `"input_gaps"`}}},
+}
+
 // handoutCommand is a streamha command quoted in a handout.
 var handoutCommand = regexp.MustCompile("`(streamha [^`]+)`")
 
@@ -49,7 +68,7 @@ func TestEveryLabWorksFromTheBinaryAlone(t *testing.T) {
 				if args[0] == "lab" && args[1] == "check" {
 					checked = true
 					assert.Equal(t, exitFailure, code, "%s\n%s%s", m[1], out, errOut)
-					assert.Contains(t, out, "no answer given", "a blank answers file gets hints")
+					assert.Contains(t, out, "No answer given", "a blank answers file gets hints")
 					continue
 				}
 				assert.Equal(t, 0, code, "%s\n%s%s", m[1], out, errOut)
@@ -60,6 +79,22 @@ func TestEveryLabWorksFromTheBinaryAlone(t *testing.T) {
 				}
 			}
 			require.True(t, checked, "the handout's steps end with the check")
+			// Every file of a run directory the handout points to exists,
+			// and holds the fields the handout names.
+			for _, m := range handoutFile.FindAllStringSubmatch(string(h), -1) {
+				if l.N == 6 {
+					break // lab 6's files come from a cluster run, which this test does not start
+				}
+				assert.FileExists(t, filepath.Join(dir, m[1]), "the handout points to %s", m[1])
+			}
+			for _, ev := range handoutEvidence[l.N] {
+				b, err := os.ReadFile(filepath.Join(dir, ev.file))
+				require.NoError(t, err, "lab %d points to %s", l.N, ev.file)
+				for _, field := range ev.fields {
+					assert.Contains(t, string(b), field, "lab %d: %s holds %s as the handout says", l.N, ev.file, field)
+					assert.Contains(t, string(h), strings.Trim(field, `"`), "lab %d: the handout names %s", l.N, field)
+				}
+			}
 			if l.N == 5 {
 				return
 			}

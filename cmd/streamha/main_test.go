@@ -117,6 +117,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"overhead rounds below one", []string{"cluster", "--overhead-rounds", "0"}, "--overhead-rounds: must be at least 1, got 0"},
 		{"overhead rounds without baseline", []string{"cluster", "--overhead-rounds", "3", "--no-baseline"}, "drop --no-baseline"},
 		{"overhead rounds of collected traces", []string{"cluster", "--overhead-rounds", "3", "--collect", t.TempDir(), "--strategy", "amnesia"}, "--collect launches no runs"},
+		{"netns with collected traces", []string{"cluster", "--netns", "--collect", t.TempDir(), "--strategy", "amnesia"}, "--netns: --collect launches no runs"},
 		{"classify missing flags", []string{"classify"}, "--expected"},
 		{"classify missing file", []string{"classify", "--expected", good, "--observed", "/nonexistent/o.jsonl"}, "o.jsonl"},
 		{"classify bad line", []string{"classify", "--expected", good, "--observed", writeFile(t, "o.jsonl", `{"id":"a"}`+"\n{oops\n")}, "o.jsonl:2"},

@@ -233,7 +233,7 @@ func (s *state) wrongSentence(b *strings.Builder, i int32, mk *markIndex) {
 	got, want = short(got), short(want)
 	switch {
 	case valueDiffers && !nDiffers:
-		b.WriteString(" with value " + got + " instead of " + want)
+		b.WriteString(" with value " + got + " instead of " + want + roundingOnly(o.Value, e.Value))
 		if w != "" {
 			b.WriteString(" " + w)
 		}
@@ -263,6 +263,27 @@ func (s *state) wrongSentence(b *strings.Builder, i int32, mk *markIndex) {
 	if sf := s.shortfall(d); sf > 0 && s.origin[s.lastObs[d]] == i {
 		b.WriteString(" (" + strconv.FormatInt(sf, 10) + " inputs lost)")
 	}
+}
+
+// roundingLimit is the relative difference below which two values are
+// called a floating-point rounding difference.
+const roundingLimit = 1e-9
+
+// roundingOnly names the relative error of got against want when it is
+// small enough to be floating-point rounding (the same inputs combined in
+// another order), e.g. " (relative error 1.3e-16: floating-point
+// rounding)"; "" otherwise.
+func roundingOnly(got, want string) string {
+	g, err1 := strconv.ParseFloat(got, 64)
+	w, err2 := strconv.ParseFloat(want, 64)
+	if err1 != nil || err2 != nil || w == 0 || math.IsInf(g, 0) || math.IsInf(w, 0) {
+		return ""
+	}
+	rel := math.Abs(g-w) / math.Abs(w)
+	if rel >= roundingLimit || rel == 0 {
+		return ""
+	}
+	return " (relative error " + strconv.FormatFloat(rel, 'e', 1, 64) + ": floating-point rounding)"
 }
 
 // orderSentence explains a key whose outputs are all correct but delivered

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRoundedPair: explanations show values to 4 significant digits, more
@@ -22,4 +23,13 @@ func TestRoundedPair(t *testing.T) {
 		assert.Equal(t, tc.g, g, tc.got)
 		assert.Equal(t, tc.w, w, tc.want)
 	}
+}
+
+func TestWrongByRoundingSaysSo(t *testing.T) {
+	exp := []Output{{ID: "k06#885", Value: "436.7865846570499"}, {ID: "k06#886", Value: "2"}}
+	obs := []Output{{ID: "k06#885", Value: "436.78658465704984"}, {ID: "k06#886", Value: "3"}}
+	res := Classify(exp, obs, nil)
+	require.Len(t, res.Explanations, 2)
+	assert.Contains(t, res.Explanations[0], "(relative error 1.3e-16: floating-point rounding)")
+	assert.NotContains(t, res.Explanations[1], "rounding", "a difference of whole units is not rounding")
 }

@@ -77,6 +77,9 @@ type LaunchConfig struct {
 	// its run to <CPUProfileDir>/<run>/<host>.cpu.pprof (node --cpuprofile),
 	// <run> being the run's subdirectory name (baseline-none, amnesia, …).
 	CPUProfileDir string
+	// Netns runs every host in its own Linux network namespace on a
+	// bridge, with partitions cut in the network (netns.go; root only).
+	Netns bool
 	// Log receives progress (default: discard).
 	Log *log.Logger
 }
@@ -152,6 +155,12 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 	}
 	cmp := &Comparison{Result: res, Reference: ref.Trace}
 	l := &launcher{cfg: cfg, exp: e, expFile: expFile}
+	if cfg.Netns {
+		if err := NetnsSupported(); err != nil {
+			return nil, err
+		}
+		defer l.labelNetns(res)
+	}
 	rounds := max(cfg.OverheadRounds, 1)
 	if rounds > 1 && !(cfg.Baseline && cfg.FailureFreeOverhead) {
 		return nil, errors.New("cluster: repeated overhead rounds need the baseline and the failure-free overhead runs")
@@ -295,6 +304,10 @@ type launcher struct {
 	cfg     LaunchConfig
 	exp     *sim.Experiment
 	expFile string
+	// net is the current run's network namespaces (nil: loopback); netem
+	// whether the kernel had netem in the last one.
+	net   *netnsNet
+	netem bool
 }
 
 type proc struct {
@@ -423,6 +436,13 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 		startup = 30 * time.Second
 	}
 	readyBy := time.Now().Add(startup)
+	if l.cfg.Netns {
+		closeNet, err := l.openNet(hosts, dir)
+		if err != nil {
+			return nil, err
+		}
+		defer closeNet() // after the processes are stopped (deferred next)
+	}
 	ps := map[string]*proc{}
 	defer func() { l.cleanup(ps) }()
 
@@ -464,10 +484,16 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 	var evMu sync.Mutex
 	var events []ha.Event
 	now := func() time.Duration { return time.Since(startAt) }
+	ft, err := createFaultTrace(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer ft.close()
 	record := func(ev ha.Event) {
 		ev.T = now()
 		evMu.Lock()
 		events = append(events, ev)
+		ft.write(&ev)
 		evMu.Unlock()
 	}
 	acts := l.schedule(spec.faults, ps, record, chaos)
@@ -578,9 +604,9 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 func (l *launcher) start(host, strategy, dir string, join []string) (*proc, error) {
 	args := append(slices.Clone(l.cfg.Args),
 		"--config", l.expFile, "--strategy", strategy, "--seed", strconv.FormatUint(l.exp.Seed, 10),
-		"--host", host, "--bind", "127.0.0.1:0", "--data-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
-		"--out", dir, "--await-start",
+		"--host", host, "--out", dir, "--await-start",
 	)
+	args = append(args, l.addrFlags(host)...)
 	if l.cfg.Profile != "" {
 		args = append(args, "--profile", l.cfg.Profile)
 	}
@@ -605,7 +631,8 @@ func (l *launcher) start(host, strategy, dir string, join []string) (*proc, erro
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(l.cfg.Exe, args...)
+	exe, args := l.command(host, args)
+	cmd := exec.Command(exe, args...)
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.Env = append(os.Environ(), l.cfg.Env...)
 	cmd.Env = slices.DeleteFunc(cmd.Env, func(s string) bool { return strings.HasPrefix(s, SecretEnv+"=") })
@@ -739,6 +766,10 @@ func (l *launcher) schedule(faults []sim.Fault, ps map[string]*proc, record func
 				return signal(f.Host, syscall.SIGCONT)
 			})
 		case sim.FaultPartition, sim.FaultDelay, sim.FaultLoss:
+			if f.Kind == sim.FaultPartition && l.net != nil {
+				acts = append(acts, l.netPartition(i, f, record)...)
+				continue
+			}
 			affected := map[string]FaultRules{}
 			switch f.Kind {
 			case sim.FaultPartition:
@@ -999,9 +1030,10 @@ func ReadTraceTolerant(path string) ([]ha.Event, error) {
 
 // Collect computes the result of a run whose nodes were started by hand
 // (multi-host: docker compose, Kubernetes) from the node traces gathered
-// into dir (<host>.trace.jsonl). Faults injected by hand are not in the
-// traces, so detection and recovery times are left out unless a fault
-// event is present; the recovery type and counts are computed as usual.
+// into dir (<host>.trace.jsonl), with the faults `streamha cluster` traced
+// into FaultTraceFile(dir) when it is there. Faults injected by hand are in
+// no trace, so detection and recovery times are then left out; the
+// recovery type and counts are computed as usual.
 func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
 	st, err := strategies.Build(strategy, e.ParamsFor(strategy))
 	if err != nil {
@@ -1026,7 +1058,11 @@ func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
 	if found == 0 {
 		return nil, fmt.Errorf("collect: no <host>.trace.jsonl of strategy %s in %s", strategy, dir)
 	}
-	trace := byTime(events)
+	faults, err := readFaultTrace(dir)
+	if err != nil {
+		return nil, err
+	}
+	trace := byTime(append(events, faults...))
 	cfgText, _ := yaml.Marshal(e)
 	params, _ := strategies.Lookup(strategy)
 	p, err := params.Parse(e.ParamsFor(strategy))
@@ -1036,7 +1072,7 @@ func Collect(e *sim.Experiment, strategy, dir string) (*Comparison, error) {
 	res := &metrics.Result{
 		Seed: e.Seed, Experiment: e.Name, Mode: "cluster", QueryClass: e.QueryClass().String(),
 		Faults: e.FaultDescriptions(), Config: string(cfgText),
-		Note: Note + fmt.Sprintf(" Collected from %d node traces in %s; faults were injected by hand.", found, dir),
+		Note: collectNote(found, dir, len(faults)),
 	}
 	run := metrics.Run{
 		Strategy: strategy, Params: p.Values(),

@@ -15,5 +15,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(nodeEnv) == "1" {
 		os.Exit(NodeMain(os.Args[1:]))
 	}
+	if out := os.Getenv(netnsCoordEnv); out != "" {
+		os.Exit(netnsCoordinatorMain(out))
+	}
 	goleak.VerifyTestMain(m)
 }

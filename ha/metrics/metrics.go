@@ -45,6 +45,10 @@ type Run struct {
 	Model map[string]float64 `json:"model,omitempty"`
 	// Extra holds strategy-specific figures (chosen checkpoint interval, ...).
 	Extra map[string]any `json:"extra,omitempty"`
+	// Anomalies names the file of the run directory that lists every
+	// anomaly, one JSON object a line (Recovery.Explanations stops after
+	// the first ones); "" when there was none or nothing was written.
+	Anomalies string `json:"anomalies,omitempty"`
 }
 
 // Recovery is what the failure did to the output.
@@ -269,7 +273,7 @@ func Marks(trace *ha.Trace) []classify.Mark {
 			marks = append(marks, classify.Mark{At: ms(e.T), Label: fmt.Sprintf("the takeover by %s (epoch %d)", e.Host, e.Epoch)})
 		case ha.EvReplayStart:
 			if e.N > 0 {
-				marks = append(marks, classify.Mark{At: ms(e.T), Label: fmt.Sprintf("the replay of %d tuples from upstream %s", e.N, e.Host)})
+				marks = append(marks, classify.Mark{At: ms(e.T), Label: fmt.Sprintf("the replay of %d tuples from %s to %s", e.N, e.Host, e.Peer)})
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package mystrategy_test
 
 import (
+	"bytes"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,10 +15,20 @@ import (
 
 // TestSkeletonFailsConformanceAsShipped guards the lab: the skeleton
 // compiles and registers, but does not recover until the student completes
-// it. Once completed, this test is expected to fail (the check passes).
+// it. It runs only while mystrategy.go is the shipped skeleton (the copy in
+// labs/testdata/lab5-skeleton): once a student edits it, the pristine
+// skeleton is checked by labs' TestLab5EndToEnd in a copy of the module,
+// so a completed lab never fails this package's tests.
 func TestSkeletonFailsConformanceAsShipped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the conformance suite")
+	}
+	have, err := os.ReadFile("mystrategy.go")
+	require.NoError(t, err)
+	pristine, err := os.ReadFile("../../testdata/lab5-skeleton/mystrategy.go")
+	require.NoError(t, err)
+	if !bytes.Equal(have, pristine) {
+		t.Skip("mystrategy.go is being completed: the shipped skeleton is checked by labs' TestLab5EndToEnd")
 	}
 	rep, err := conformance.Check(mystrategy.Name, labs.Lab5Claims)
 	require.NoError(t, err)

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamha/streamha/why"
+)
+
+func init() { extraCommands = append(extraCommands, newWhyCmd) }
+
+func newWhyCmd() *cobra.Command {
+	var (
+		runDir, strategy              string
+		asJSON, missing, wrong, dupFl bool
+	)
+	c := &cobra.Command{
+		Use:   "why [OUTPUT-ID] [--run DIR] [--strategy S] [--json] [--missing|--first-wrong|--first-duplicate]",
+		Short: "Tell the causal story of one output: its source tuples, every hop, every filter decision",
+		Long: "why explains one output id of a simulated run: the source tuples its lineage holds, every emit of it\n" +
+			"(host, role, epoch, seq) and what the next stage did with that copy (accepted, dropped as a duplicate\n" +
+			"seq — dup_dropped —, fenced as coming from a stale epoch, lost in an input gap, delivered), the\n" +
+			"crashes, detections, takeovers, restores and replays on its path, and how it differs from the same id\n" +
+			"in the failure-free run. It reruns the experiment the run directory's result.json records (a simulated\n" +
+			"run is a pure function of its experiment and seed) with every emit traced, and refuses when the rerun\n" +
+			"does not classify as recorded. --missing, --first-wrong and --first-duplicate start from the first\n" +
+			"anomaly of that kind. See docs/why.md.",
+		Example: "  streamha run --config experiment.yaml --out lab1-out\n" +
+			"  streamha why 'k06|w=3s' --run lab1-out\n" +
+			"  streamha why --first-wrong --run lab1-out --json",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			picks := 0
+			for _, b := range []bool{missing, wrong, dupFl} {
+				if b {
+					picks++
+				}
+			}
+			switch {
+			case len(args) == 1 && picks > 0:
+				return usage("give an OUTPUT-ID or one of --missing, --first-wrong, --first-duplicate, not both")
+			case len(args) == 0 && picks != 1:
+				return usage("give an OUTPUT-ID (e.g. 'k06|w=3s') or exactly one of --missing, --first-wrong, --first-duplicate")
+			}
+			dir := runDir
+			if dir == "" {
+				dir = filepath.Join(outRoot, "latest")
+			}
+			r, err := why.Load(dir, strategy)
+			if err != nil {
+				return whyErr(err)
+			}
+			var id string
+			switch {
+			case len(args) == 1:
+				id = args[0]
+			case missing:
+				id, err = r.FirstMissing()
+			case wrong:
+				id, err = r.FirstWrong()
+			default:
+				id, err = r.FirstDuplicate()
+			}
+			if err != nil {
+				return whyErr(err)
+			}
+			st, err := r.Story(id)
+			if err != nil {
+				return whyErr(err)
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			st.Write(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&runDir, "run", "", "the run directory 'streamha run --out DIR' wrote (default streamha-out/latest)")
+	f.StringVar(&strategy, "strategy", "", "the strategy whose run to explain (needed when the run compared several)")
+	f.BoolVar(&asJSON, "json", false, "print the story as JSON")
+	f.BoolVar(&missing, "missing", false, "explain the first expected output that was never delivered")
+	f.BoolVar(&wrong, "first-wrong", false, "explain the first output delivered with a wrong value or lineage")
+	f.BoolVar(&dupFl, "first-duplicate", false, "explain the first output delivered twice")
+	return c
+}
+
+func whyErr(err error) error {
+	if errors.Is(err, why.ErrUsage) {
+		return usageErr{err}
+	}
+	return err
+}
