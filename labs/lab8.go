@@ -2,6 +2,7 @@ package labs
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/streamha/streamha/ha"
@@ -18,7 +19,7 @@ func lab8() *Lab {
 		Questions: []Question{
 			{Key: "p1", Predict: true, Text: "Before you run: will global-checkpoint's restart take longer with 12 fragments than with 3? (yes or no)"},
 			{Key: "q1", Text: "In chain-3.yaml, how many hosts restored a checkpoint in global-checkpoint's run?"},
-			{Key: "q2", Text: "In chain-12.yaml, how many hosts restored a checkpoint in global-checkpoint's run?"},
+			{Key: "q2", Text: "In chain-12.yaml, how many of the hosts that restored a checkpoint in global-checkpoint's run had not failed (restored in place)?"},
 			{Key: "q3", Text: "Restart time of global-checkpoint in chain-3.yaml, in ms?"},
 			{Key: "q4", Text: "Restart time of global-checkpoint in chain-12.yaml, in ms?"},
 			{Key: "q5", Text: "Restart time of global-checkpoint in chain-12-small.yaml, in ms?"},
@@ -54,12 +55,21 @@ func lab8() *Lab {
 			confusions: []confusion{mistake("Passive standby's restart does not grow; a global rollback restarts all fragments.", "no")}},
 			[]string{yesNo(gc12 > gc3)})
 		look := "grep '\"restore\"' in trace-global-checkpoint.jsonl."
-		for _, q := range []struct{ key, file string }{{"q1", "chain-3.yaml"}, {"q2", "chain-12.yaml"}} {
-			n, hosts := lab8Restores(runs[q.file+"/global-checkpoint"].Trace)
-			c.number(spec{key: q.key, evidence: fmt.Sprintf("The restore events are on %v: every fragment restarts, not only the failed one.", hosts), look: look,
-				confusions: []confusion{mixUp(1, "Only the failed fragment? That is passive standby; global checkpointing restarts every fragment.")}},
-				float64(n), 0, 0, "hosts")
+		n3, hosts3 := lab8Restores(runs["chain-3.yaml/global-checkpoint"].Trace)
+		c.number(spec{key: "q1", evidence: fmt.Sprintf("The restore events are on %v: every fragment restarts, not only the failed one.", hosts3), look: look,
+			confusions: []confusion{mixUp(1, "Only the failed fragment? That is passive standby; global checkpointing restarts every fragment.")}},
+			float64(n3), 0, 0, "hosts")
+		n12, hosts12 := lab8Restores(runs["chain-12.yaml/global-checkpoint"].Trace)
+		inPlace := 0
+		for _, h := range hosts12 {
+			if !strings.Contains(h, ".") { // F6.1 is F6's spare
+				inPlace++
+			}
 		}
+		c.number(spec{key: "q2", evidence: fmt.Sprintf("The restore events are on %v: the failed fragment restarts on its spare, the %d others in place.", hosts12, inPlace), look: look,
+			confusions: []confusion{mixUp(float64(n12), "That counts every restore; the failed fragment restarted on its spare, not in place."),
+				mixUp(0, "Every fragment rolls back, including the ones whose host did not fail.")}},
+			float64(inPlace), 0, 0, "hosts")
 		restartLook := "t of the last caught_up event minus t of the crash event, in ms (t is in ns)."
 		for _, q := range []struct{ key, file, st string }{
 			{"q3", "chain-3.yaml", "global-checkpoint"},
