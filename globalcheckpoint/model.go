@@ -37,21 +37,21 @@ type ModelInput struct {
 }
 
 // ModelRecovery estimates the restart time of a global rollback (crash →
-// every restarted fragment caught up): detection, plus the store reading
-// every fragment's snapshot one after another (Σ state × per-byte), plus
+// every restarted fragment caught up): detection, plus, fragment after
+// fragment in chain order, the store reading its snapshot and the host
+// deserialising it before it acknowledges (Σ 2 × state × per-byte), plus
 // the catch-up of the slowest fragment, which reprocesses about half an
 // interval of input and the input that arrived during detection at its
-// spare capacity (μ − λ), plus a round trip per fragment in the chain for
-// the restore and the resume. A host deserialises its snapshot while the
-// store reads the next one, so deserialisation adds no term of its own.
-// The reads and the round trips grow with the number of fragments and
-// their state; passive standby's restore touches one fragment only.
+// spare capacity (μ − λ), plus a round trip per fragment for the restore
+// and its acknowledgement. The restores and round trips grow with the
+// number of fragments and their state; passive standby's restore touches
+// one fragment only.
 func ModelRecovery(in ModelInput) time.Duration {
 	det := in.Detection.Seconds()
 	pb := in.PerByte.Seconds()
 	var read, catchUp float64
 	for _, f := range in.Frags {
-		read += f.StateBytes * pb
+		read += 2 * f.StateBytes * pb
 		if f.Cost > 0 && f.In > 0 {
 			mu := 1 / f.Cost
 			if mu <= f.In {

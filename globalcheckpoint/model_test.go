@@ -20,8 +20,9 @@ func TestModelGrowsWithFragmentsAndState(t *testing.T) {
 		return m
 	}
 	three, twelve := globalcheckpoint.ModelRecovery(in(3, 2e5)), globalcheckpoint.ModelRecovery(in(12, 2e5))
-	// Nine more fragments: nine more snapshot reads (40 ms each) and round trips.
-	assert.InDelta(t, float64(9*(40*time.Millisecond+2*time.Millisecond)), float64(twelve-three), float64(time.Millisecond))
+	// Nine more fragments: nine more snapshots read and deserialised (40 ms
+	// each) and round trips.
+	assert.InDelta(t, float64(9*(80*time.Millisecond+2*time.Millisecond)), float64(twelve-three), float64(time.Millisecond))
 	assert.Less(t, globalcheckpoint.ModelRecovery(in(12, 2e3)), three, "small state: detection and catch-up dominate")
 	saturated := in(3, 0)
 	saturated.Frags[1].Cost = 1.0 / 4000 // slower than its input
