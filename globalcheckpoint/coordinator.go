@@ -214,17 +214,12 @@ func (h *hooks) sendRead() {
 	if co.restored[f] || n.Down(t) {
 		return
 	}
-	// The target takes over at the epoch after the newest it knows, and
-	// takes input from its upstream's primary: tell it the newest routes
-	// the coordinator knows first (a host cut off while another took its
-	// fragment over may not know them), so its takeover supersedes every
-	// earlier one and stale input is fenced.
-	for _, g := range []int{f - 1, f} {
-		if g >= 0 {
-			r := n.Route(g)
-			n.Send(t, &ha.Message{Kind: ha.KindRoute, Route: &r})
-		}
-	}
+	// The target takes over at the epoch after the newest it knows: tell
+	// it the newest route of its fragment the coordinator knows first (a
+	// host cut off while another took its fragment over may not know
+	// it), so its takeover supersedes every earlier one.
+	r := n.Route(f)
+	n.Send(t, &ha.Message{Kind: ha.KindRoute, Route: &r})
 	n.Send(t, &ha.Message{Kind: ha.KindStrategy, Type: typeRestore, Seq: co.gen, Body: h.restoreBody(f)})
 }
 
@@ -237,14 +232,28 @@ func (h *hooks) restoreBody(f int) []byte {
 	return (&snapshot{Frag: uint64(f)}).encode()
 }
 
-// retryRestore re-sends unacknowledged restores until every fragment restarted.
+// retryRestore re-sends unacknowledged restores until every fragment
+// restarted, and asks a restarted host whose route the coordinator has
+// not learned (the announcement was lost) for it: until then the sink
+// would drop its fragment's output as coming from a host that is not the
+// primary.
 func (h *hooks) retryRestore() {
-	co := h.co
-	if co == nil || co.targets == nil || !slices.Contains(co.restored, false) {
+	co, n := h.co, h.n
+	if co == nil || co.targets == nil {
+		return
+	}
+	pending := slices.Contains(co.restored, false)
+	for f, t := range co.targets {
+		if co.restored[f] && n.Route(f).Primary != t && !n.Down(t) {
+			n.Send(t, &ha.Message{Kind: ha.KindRoute, Type: ha.RouteQueryType})
+			pending = true
+		}
+	}
+	if !pending {
 		return
 	}
 	h.sendRestores()
-	h.n.SetTimer(retryEvery, timerRetry)
+	n.SetTimer(retryEvery, timerRetry)
 }
 
 // onRestored records that a fragment restarted in the current rollback.
