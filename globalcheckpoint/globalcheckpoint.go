@@ -13,7 +13,8 @@
 //
 //   - Barriers. Every checkpoint_interval, on a fixed grid of multiples of
 //     the interval, each source tells the first fragment's primary that
-//     checkpoint k (k = time / interval) follows its output seq s
+//     checkpoint k (k = 2 × time / interval; the odd ids are the final
+//     checkpoints at the end of the stream) follows its output seq s
 //     ("gc.barrier"). Sequence numbers make the barrier's place in the
 //     stream explicit, so it may travel beside the data rather than in it.
 //   - Alignment and snapshots. A fragment snapshots checkpoint k once the

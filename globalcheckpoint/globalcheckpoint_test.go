@@ -97,7 +97,7 @@ func TestDefaultIntervalRepeatsOnTheDefaultExperiment(t *testing.T) {
 	r := sr.Run.Recovery
 	assert.Equal(t, "rollback", r.Type)
 	assert.Equal(t, "repeating", r.Subtype)
-	assert.Equal(t, 16, r.Duplicates, "the 16 window outputs emitted after checkpoint 10 at 10 s")
+	assert.Equal(t, 16, r.Duplicates, "the 16 window outputs emitted after the checkpoint at 10 s")
 }
 
 func TestParamsAreCheckedAndDefaulted(t *testing.T) {

@@ -124,7 +124,7 @@ func (h *hooks) Timer(name string) {
 		h.snapArmed = false
 		h.maybeSnapshot(-1, 0)
 	case timerFinal:
-		h.sendBarrier(uint64(h.n.Now()/h.cfg.Interval) + 1)
+		h.sendBarrier(2*uint64(h.n.Now()/h.cfg.Interval) + 1)
 	}
 }
 
@@ -139,12 +139,14 @@ func (h *hooks) Output(t *ha.Tuple) {
 	}
 }
 
-// injectBarrier is a source's barrier: checkpoint now/interval follows the
-// output emitted so far. It is sent at the start of a handler, before any
+// injectBarrier is a source's barrier: checkpoint 2 × now/interval follows
+// the output emitted so far. (Odd ids are final checkpoints, taken at the
+// end of the stream between two periodic ones, so that the next periodic
+// checkpoint still has a newer id.) It is sent at the start of a handler, before any
 // output generated later.
 func (h *hooks) injectBarrier() {
 	defer h.arm()
-	h.sendBarrier(uint64(h.n.Now() / h.cfg.Interval))
+	h.sendBarrier(2 * uint64(h.n.Now()/h.cfg.Interval))
 }
 
 // sendBarrier tells the first fragment's primary that checkpoint id
