@@ -49,7 +49,7 @@ func (h *hooks) complete(id uint64, bodies [][]byte) {
 		snaps[i], _ = decodeSnapshot(b) // decoded once already in onSnap
 		total += len(b)
 	}
-	co.done, co.bodies, co.snaps, co.doneAt = id, bodies, snaps, n.Now()
+	co.done, co.bodies, co.snaps = id, bodies, snaps
 	for k := range co.pending {
 		if k <= id {
 			delete(co.pending, k)

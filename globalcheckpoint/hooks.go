@@ -76,7 +76,6 @@ type coordinator struct {
 	done     uint64
 	bodies   [][]byte
 	snaps    []*snapshot
-	doneAt   time.Duration
 	targets  []string // restore target per fragment in the current rollback
 	restored []bool
 	reading  int  // the fragment whose snapshot the store is reading, -1: none
