@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/streamha/streamha/globalcheckpoint"
 	"github.com/streamha/streamha/sim"
@@ -65,21 +64,4 @@ func TestSoakKeepsThePromise(t *testing.T) {
 		}
 	}
 	assert.Positive(t, checked)
-}
-
-// TestSoakCase reruns one case named by GC_SOAK_CASE (a run number) and
-// writes its trace to GC_SOAK_TRACE, to study a failure.
-func TestSoakCase(t *testing.T) {
-	run, err := strconv.ParseUint(os.Getenv("GC_SOAK_CASE"), 10, 64)
-	if err != nil {
-		t.Skip("set GC_SOAK_CASE to a run number")
-	}
-	c, err := sim.GenerateSoakCase(1, globalcheckpoint.Name, run)
-	require.NoError(t, err)
-	r := sim.Seeded(1, "gc-soak-params", strconv.FormatUint(run, 10))
-	c.Experiment.Strategy = sim.StrategyConfig{Name: globalcheckpoint.Name, Params: globalcheckpoint.SoakParams(r.IntN)}
-	c.Experiment.Strategies = nil
-	b, err := yaml.Marshal(c.Experiment)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(os.Getenv("GC_SOAK_TRACE"), b, 0o644))
 }
