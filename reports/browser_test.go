@@ -33,11 +33,33 @@ func requireFiguresDrawn(t *testing.T, page string) {
 	}
 }
 
+// figuresPage writes a page of a report's figures section alone, with the
+// report's style, and returns its path: a screenshot of the figures as the
+// report shows them (headless Chromium does not scroll to a #fragment
+// before its screenshot).
+func figuresPage(t *testing.T, page string) string {
+	t.Helper()
+	html := readFile(t, page)
+	head, rest, ok := strings.Cut(html, "<body>")
+	require.True(t, ok, "%s has no body", page)
+	_, figs, ok := strings.Cut(rest, `<h2 id="figures">`)
+	require.True(t, ok, "%s has no figures section", page)
+	figs, _, _ = strings.Cut(figs, "<h2")
+	out := filepath.Join(t.TempDir(), "figures.html")
+	require.NoError(t, os.WriteFile(out, []byte(head+`<body><h2 id="figures">`+figs+"</body></html>\n"), 0o644))
+	return out
+}
+
 // TestReportsInABrowser renders a run report and a sweep report in
 // headless Chromium and fails on a browser or JavaScript error, a broken
 // reference, an empty figure or a blank page. It is skipped when no
-// Chromium is installed (apt-get install chromium). With
-// STREAMHA_SCREENSHOTS=DIR it keeps the screenshots in DIR.
+// Chromium is installed (apt-get install chromium).
+//
+// STREAMHA_REPORT_DIRS=NAME=DIR,… checks the reports in those directories
+// too (a run, sweep or cluster directory; a NAME of run or sweep takes the
+// place of the test's own). With STREAMHA_SCREENSHOTS=DIR it keeps, for
+// each report NAME, the top of the page as report-NAME.png and its figures
+// as report-NAME-figures.png (the screenshots in docs/img are made so).
 func TestReportsInABrowser(t *testing.T) {
 	browser := browsertest.Require(t)
 	cmp := compareRun(t)
@@ -55,14 +77,27 @@ func TestReportsInABrowser(t *testing.T) {
 	_, err = WriteSweepReport(sweepDir, meta, loaded)
 	require.NoError(t, err)
 
+	dirs := map[string]string{"run": runDir, "sweep": sweepDir}
+	if env := os.Getenv("STREAMHA_REPORT_DIRS"); env != "" {
+		for _, kv := range strings.Split(env, ",") {
+			name, dir, ok := strings.Cut(kv, "=")
+			require.True(t, ok && name != "" && dir != "", "STREAMHA_REPORT_DIRS: %q is not NAME=DIR", kv)
+			abs, err := filepath.Abs(dir)
+			require.NoError(t, err)
+			dirs[name] = abs
+		}
+	}
 	keep := os.Getenv("STREAMHA_SCREENSHOTS")
-	for name, dir := range map[string]string{"run": runDir, "sweep": sweepDir} {
+	for name, dir := range dirs {
 		page := filepath.Join(dir, "report.html")
 		requireFiguresDrawn(t, page)
-		shot := browsertest.Screenshot(t, browser, "file://"+page)
-		browsertest.RequireDrawn(t, name, shot)
-		if keep != "" {
-			require.NoError(t, os.WriteFile(filepath.Join(keep, "report-"+name+".png"), shot, 0o644))
+		require.Contains(t, readFile(t, page), `<h2 id="figures">`, "%s: the figures can be linked to", page)
+		for suffix, url := range map[string]string{"": "file://" + page, "-figures": "file://" + figuresPage(t, page)} {
+			shot := browsertest.Screenshot(t, browser, url)
+			browsertest.RequireDrawn(t, name+suffix, shot)
+			if keep != "" {
+				require.NoError(t, os.WriteFile(filepath.Join(keep, "report-"+name+suffix+".png"), shot, 0o644))
+			}
 		}
 	}
 }

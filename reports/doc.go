@@ -143,7 +143,12 @@ func (t *table) html(b *bytes.Buffer) {
 			if i > 0 && (c.isN || c.null) {
 				cls = ` class="n"`
 			}
-			b.WriteString("<td" + cls + ">" + html.EscapeString(c.text) + "</td>")
+			swatch := ""
+			if i < len(t.keys) && t.keys[i] == "strategy" || i < len(t.head) && t.head[i] == "strategy" {
+				swatch = strategySwatch(c.text)
+				cls = ` class="s"` // the swatch stays beside the name
+			}
+			b.WriteString("<td" + cls + ">" + swatch + html.EscapeString(c.text) + "</td>")
 		}
 		b.WriteString("</tr>\n")
 	}
@@ -282,9 +287,10 @@ func inlineSVG(svg []byte) string {
 
 const htmlStyle = `body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 h1{font-size:1.6em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid #ccc;padding:.25em .5em}th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;margin:1em 0;font-size:.8em;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid #ccc;padding:.2em .35em}th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}td:first-child,td.s{white-space:nowrap}
 pre{background:#f6f6f6;padding:.8em;overflow-x:auto}code{background:#f6f6f6}
-figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{font-style:italic;color:#555}.note{color:#a33}`
+figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{font-style:italic;color:#555}.note{color:#a33}
+.sw{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border-radius:2px;vertical-align:-.05em}`
 
 // html renders the document as one self-contained page: inline CSS,
 // inline SVG figures, no scripts, links or external assets.
@@ -295,7 +301,11 @@ func (d *document) html() []byte {
 	for _, bl := range d.blocks {
 		switch bl.kind {
 		case bHeading:
-			fmt.Fprintf(&b, "<h%d>%s</h%d>\n", bl.level, html.EscapeString(bl.text), bl.level)
+			id := "" // sections can be linked to: report.html#figures
+			if bl.level == 2 {
+				id = ` id="` + anchor(bl.text) + `"`
+			}
+			fmt.Fprintf(&b, "<h%d%s>%s</h%d>\n", bl.level, id, html.EscapeString(bl.text), bl.level)
 		case bPara:
 			b.WriteString("<p>" + inlineCode(bl.text) + "</p>\n")
 		case bCode:
@@ -318,6 +328,21 @@ func (d *document) html() []byte {
 	}
 	b.WriteString("</body>\n</html>\n")
 	return b.Bytes()
+}
+
+// anchor is the id of a section heading: "Model vs simulation" →
+// "model-vs-simulation".
+func anchor(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == ' ' || r == '-':
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
 }
 
 var backticks = regexp.MustCompile("`([^`]*)`")

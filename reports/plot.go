@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -78,7 +79,7 @@ func (f *Figure) PNG() ([]byte, error) {
 
 // Figure sizes.
 const (
-	figW   = 8 * vg.Inch
+	figW   = 10 * vg.Inch
 	figH   = 4.5 * vg.Inch
 	figDPI = 110
 )
@@ -115,9 +116,11 @@ func renderFigure(name, title string, notes []string, w, h vg.Length, paint func
 	return f, nil
 }
 
-// single renders one plot.
+// single renders one plot, its legend beside the plotting area.
 func single(name, title string, notes []string, p *plot.Plot) (Figure, error) {
-	return renderFigure(name, title, notes, figW, figH, func(dc draw.Canvas) { p.Draw(dc) })
+	return renderFigure(name, title, notes, figW, figH, func(dc draw.Canvas) {
+		drawPlot(p, draw.Crop(dc, 0, -2*vg.Millimeter, 0, 0), legendWidth(p))
+	})
 }
 
 // grid renders plots in rows × columns tiles.
@@ -129,11 +132,46 @@ func grid(name, title string, notes []string, w, h vg.Length, plots [][]*plot.Pl
 	return renderFigure(name, title, notes, w, h, func(dc draw.Canvas) {
 		t := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter, PadY: vg.Millimeter,
 			PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 2 * vg.Millimeter}
+		if cols > 1 {
+			// Panels side by side share one legend strip at the right of
+			// the figure (their legends are one; each row's is drawn at the
+			// top of that row).
+			var strip vg.Length
+			for _, r := range plots {
+				for _, p := range r {
+					strip = max(strip, legendWidth(p))
+				}
+			}
+			inner := draw.Crop(dc, 0, -strip, 0, 0)
+			cs := plot.Align(plots, t, inner)
+			lc := dc
+			lc.Min.X = inner.Max.X + legendGap
+			for i, r := range plots {
+				for j, p := range r {
+					if p == nil {
+						continue
+					}
+					drawBare(p, cs[i][j])
+					if legendWidth(p) > 0 {
+						drawLegend(p, lc, p.DataCanvas(cs[i][j]).Max.Y)
+					}
+				}
+			}
+			return
+		}
+		// The legends of a column share one strip on the right of its
+		// tiles, so that the plotting areas above each other line up.
+		strips := make([]vg.Length, cols)
+		for _, r := range plots {
+			for j, p := range r {
+				strips[j] = max(strips[j], legendWidth(p))
+			}
+		}
 		cs := plot.Align(plots, t, dc)
 		for i, r := range plots {
 			for j, p := range r {
 				if p != nil {
-					p.Draw(cs[i][j])
+					drawPlot(p, cs[i][j], strips[j])
 				}
 			}
 		}
@@ -145,11 +183,12 @@ func newPlot(title, x, y string, notes []string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	for _, n := range notes {
-		p.Title.Text += "\n(" + n + ")"
+		p.Title.Text += "\n" + wrapText("("+n+")", maxTitleLine)
 	}
 	p.X.Label.Text, p.Y.Label.Text = x, y
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
+	styleLegend(p)
+	roundAxes(p)
 	return p
 }
 
@@ -244,18 +283,31 @@ func (e errBars) YError(i int) (float64, float64) {
 	return lo, e.err[i]
 }
 
-// addSeries draws each series as a line with points (and error bars),
-// coloured by its index in order, and adds it to the legend.
-func addSeries(p *plot.Plot, ss []series, colorOf func(name string) int, lines bool) error {
+// seriesLook is how a series is drawn: in its strategy's colour (a
+// plotutil palette index, StrategyColor) with that strategy's glyph, and a
+// variant > 0 tells apart several series of one strategy (other swept
+// values) by glyph and dashes.
+type seriesLook struct {
+	color, variant int
+}
+
+// strategyLook draws every series in the colour of the strategy it is named by.
+func strategyLook(name string) seriesLook { return seriesLook{color: StrategyColor(name)} }
+
+// addSeries draws each series as a line with points (and error bars) as
+// lookOf says, adds it to the legend, and labels its points (Tags) where
+// the labels overlap nothing.
+func addSeries(p *plot.Plot, ss []series, lookOf func(name string) seriesLook, lines bool) error {
+	tags := newPlacedLabels(vg.Points(3))
 	for _, s := range ss {
-		ci := colorOf(s.Name)
-		col := plotutil.Color(ci)
+		look := lookOf(s.Name)
+		col := plotutil.Color(look.color)
 		sc, err := plotter.NewScatter(s.XY)
 		if err != nil {
 			return err
 		}
 		sc.GlyphStyle.Color = col
-		sc.GlyphStyle.Shape = plotutil.Shape(ci)
+		sc.GlyphStyle.Shape = plotutil.Shape(look.color + look.variant)
 		sc.GlyphStyle.Radius = vg.Points(3)
 		thumbs := []plot.Thumbnailer{sc}
 		if lines && len(s.XY) > 1 {
@@ -265,6 +317,7 @@ func addSeries(p *plot.Plot, ss []series, colorOf func(name string) int, lines b
 			}
 			l.LineStyle.Color = col
 			l.LineStyle.Width = vg.Points(1.2)
+			l.LineStyle.Dashes = plotutil.Dashes(look.variant)
 			p.Add(l)
 			thumbs = append(thumbs, l)
 		}
@@ -277,19 +330,13 @@ func addSeries(p *plot.Plot, ss []series, colorOf func(name string) int, lines b
 			eb.LineStyle.Color = col
 			p.Add(eb)
 		}
-		if s.Tags != nil {
-			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: s.XY, Labels: s.Tags})
-			if err != nil {
-				return err
-			}
-			for i := range lb.TextStyle {
-				lb.TextStyle[i].Color = col
-				lb.TextStyle[i].Font.Size = vg.Points(7)
-				lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
-			}
-			p.Add(lb)
+		for i, tag := range s.Tags {
+			tags.add(s.XY[i], tag, col)
 		}
 		p.Legend.Add(s.Name, thumbs...)
+	}
+	if len(tags.labels) > 0 {
+		p.Add(tags)
 	}
 	return nil
 }
@@ -334,12 +381,13 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(lo > 0) || !(hi > lo) {
 		return nil
 	}
-	mults := []float64{1, 2, 5}
-	if hi/lo < 10 {
-		mults = []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
-	}
-	if hi/lo > 1000 {
-		mults = []float64{1}
+	// The sparsest set of multiples that labels at least three ticks.
+	mults := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	for _, m := range [][]float64{{1}, {1, 2, 5}, {1, 2, 3, 5}, {1, 2, 3, 4, 5, 6, 8}} {
+		if (len(m) > 1 || hi/lo > 1000) && countLogTicks(lo, hi, m) >= 3 {
+			mults = m
+			break
+		}
 	}
 	var ts []plot.Tick
 	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
@@ -347,7 +395,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		for _, m := range mults {
 			v := m * p
 			if v >= lo && v <= hi {
-				ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
+				ts = append(ts, plot.Tick{Value: v, Label: logLabel(v)})
 			}
 		}
 		for m := 1.0; m < 10; m++ {
@@ -357,4 +405,52 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ts
+}
+
+// countLogTicks is how many of the multiples mults of powers of ten lie in [lo, hi].
+func countLogTicks(lo, hi float64, mults []float64) int {
+	n := 0
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range mults {
+			if v := m * math.Pow(10, e); v >= lo && v <= hi {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// logLabel writes a log-axis tick value in plain decimals: "10000",
+// "0.002", never "1e+04".
+func logLabel(v float64) string {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	if err != nil {
+		r = v
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// maxTitleLine is the longest line of a plot title's notes, in characters.
+const maxTitleLine = 70
+
+// wrapText breaks s into lines of at most width characters at spaces (a
+// longer word stays whole).
+func wrapText(s string, width int) string {
+	var b strings.Builder
+	line := 0
+	for i, w := range strings.Fields(s) {
+		n := utf8.RuneCountInString(w)
+		switch {
+		case i == 0:
+		case line+1+n > width:
+			b.WriteString("\n")
+			line = 0
+		default:
+			b.WriteString(" ")
+			line++
+		}
+		b.WriteString(w)
+		line += n
+	}
+	return b.String()
 }

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -44,7 +45,7 @@ var (
 )
 
 // notRecoveredMark labels the end of a run that never recovered.
-const notRecoveredMark = "end of run, not recovered"
+const notRecoveredMark = "end of run"
 
 // runMarkers extracts crash/pause, first detection per peer, takeovers and
 // catch-ups from a trace, and the shaded fault windows.
@@ -113,13 +114,14 @@ func decorate(p *plot.Plot, ms []marker, windows [][2]float64, ylo, yhi float64,
 		}
 	}
 	if withLabels {
-		what := "fault to recovery"
-		if slices.ContainsFunc(ms, func(m marker) bool { return m.label == notRecoveredMark }) {
-			what = "fault to end of run, not recovered"
-		}
+		notRecovered := slices.ContainsFunc(ms, func(m marker) bool { return m.label == notRecoveredMark })
 		for _, w := range windows {
 			if w[1] > w[0] {
-				p.Legend.Add(fmt.Sprintf("%s: %.2f–%.2f s", what, w[0], w[1]), shadeThumb{})
+				what := fmt.Sprintf("fault → recovery: %.2f–%.2f s", w[0], w[1])
+				if notRecovered {
+					what = fmt.Sprintf("not recovered: %.2f s → end", w[0])
+				}
+				p.Legend.Add(what, shadeThumb{})
 				break
 			}
 		}
@@ -143,13 +145,14 @@ func LatencyFigure(name, strategy string, faulty *ha.Trace, rec metrics.Recovery
 	})
 	ss, notes := cleanSeries([]series{{Name: "latency", XY: lat}}, false, true)
 	ms, windows := runMarkers(faulty, rec)
+	col := plotutil.Color(StrategyColor(strategy))
 
 	var top, zoom *plot.Plot
 	if len(ss) == 0 {
 		top = emptyPlot(title, "no delivery has a positive latency")
 	} else {
 		var err error
-		if top, err = latencyPanel(title, notes, ss[0].XY, ms, windows, true); err != nil {
+		if top, err = latencyPanel(title, notes, ss[0].XY, ms, windows, true, col); err != nil {
 			return Figure{}, err
 		}
 		// The same around the first fault, from 2 s before it to 3 s after
@@ -157,6 +160,9 @@ func LatencyFigure(name, strategy string, faulty *ha.Trace, rec metrics.Recovery
 		if len(windows) > 0 {
 			w := windows[len(windows)-1]
 			from, to := math.Max(0, w[0]-2), w[1]+3
+			if last, _ := ds.Last(); w[1] >= last.T.Seconds() { // not recovered: up to the end of the run
+				to = w[1] * 1.01
+			}
 			var near plotter.XYs
 			for _, p := range ss[0].XY {
 				if p.X >= from && p.X <= to {
@@ -165,7 +171,7 @@ func LatencyFigure(name, strategy string, faulty *ha.Trace, rec metrics.Recovery
 			}
 			if len(near) > 0 {
 				zt := fmt.Sprintf("around the fault: %.1f–%.1f s", from, to)
-				if zoom, err = latencyPanel(zt, nil, near, ms, windows, false); err != nil {
+				if zoom, err = latencyPanel(zt, nil, near, ms, windows, false, col); err != nil {
 					return Figure{}, err
 				}
 				zoom.X.Min, zoom.X.Max = from, to
@@ -199,7 +205,7 @@ func LatencyFigure(name, strategy string, faulty *ha.Trace, rec metrics.Recovery
 	if err != nil {
 		return Figure{}, err
 	}
-	l.LineStyle.Color = colTakeover
+	l.LineStyle.Color = col
 	bottom.Add(l)
 	for _, m := range ms { // the end of a run that never recovered, say
 		end = math.Max(end, m.t)
@@ -214,9 +220,9 @@ func LatencyFigure(name, strategy string, faulty *ha.Trace, rec metrics.Recovery
 	return grid(name, title, notes, figW, 8.5*vg.Inch, [][]*plot.Plot{{top}, {zoom}, {bottom}})
 }
 
-// latencyPanel plots latencies on a log axis with the run's markers
-// (labelled in the legend when withLabels).
-func latencyPanel(title string, notes []string, xy plotter.XYs, ms []marker, windows [][2]float64, withLabels bool) (*plot.Plot, error) {
+// latencyPanel plots latencies on a log axis in the strategy's colour col
+// with the run's markers (labelled in the legend when withLabels).
+func latencyPanel(title string, notes []string, xy plotter.XYs, ms []marker, windows [][2]float64, withLabels bool, col color.Color) (*plot.Plot, error) {
 	p := newPlot(title, "", "latency (ms, log)", notes)
 	useLog(&p.Y)
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -233,7 +239,7 @@ func latencyPanel(title string, notes []string, xy plotter.XYs, ms []marker, win
 		return nil, err
 	}
 	sc.GlyphStyle.Radius = vg.Points(1)
-	sc.GlyphStyle.Color = colTakeover
+	sc.GlyphStyle.Color = col
 	p.Add(sc)
 	return p, nil
 }
@@ -359,7 +365,6 @@ func outputFigure(name, strategy string, reference, faulty *ha.Trace, rec metric
 	}
 
 	p := newPlot(title, "delivery time (s)", "position in the failure-free output", notes)
-	p.Legend.Top, p.Legend.Left = true, true
 	ymax := math.Max(1, float64(exp.Len()))
 	ms, windows := runMarkers(faulty, rec)
 	if err := decorate(p, ms, windows, 0, ymax, true); err != nil {
@@ -401,7 +406,7 @@ func outputFigure(name, strategy string, reference, faulty *ha.Trace, rec metric
 		p.Add(sc)
 		p.Legend.Add(fmt.Sprintf("%s (%d)", g.label, counts[g.label]), sc)
 	}
-	p.Y.Min, p.Y.Max = 0, ymax
+	p.X.Min, p.Y.Min, p.Y.Max = 0, 0, ymax
 	return single(name, title, notes, p)
 }
 
@@ -419,7 +424,8 @@ func stride(n, limit int) int {
 }
 
 // strategyFigures are one strategy's latency/throughput and output-timeline
-// figures, drawn from its faulty run classified against the reference.
+// figures, drawn from its faulty run classified against the reference, and
+// its checkpoint timeline when it checkpoints.
 func strategyFigures(run sim.FaultyRun) ([]Figure, error) {
 	stem := sanitizeName(run.Strategy)
 	f, err := LatencyFigure("latency-"+stem, run.Strategy, run.Trace, run.Recovery)
@@ -430,7 +436,15 @@ func strategyFigures(run sim.FaultyRun) ([]Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []Figure{f, g}, nil
+	figs := []Figure{f, g}
+	ck, ok, err := CheckpointFigure("checkpoints-"+stem, run.Strategy, run.Trace, run.Recovery)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		figs = append(figs, ck)
+	}
+	return figs, nil
 }
 
 // shadeThumb is the legend thumbnail of a shaded window.

@@ -26,12 +26,7 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 	ax := newParamAxis(sw.Params[0].Name, sw.Params[0].Values)
 	stem := sanitizeName(sw.Params[0].Name)
 	names := seriesNames(sw, rows)
-	// One colour per strategy in every figure; with several swept
-	// parameters a strategy has several lines, told apart by index.
-	colorOf := func(n string) int { return StrategyColor(n) }
-	if len(sw.Params) > 1 {
-		colorOf = func(n string) int { return slices.Index(names, n) }
-	}
+	colorOf := sweepLook(names)
 	logX := ax.kind != axisCategory && wantLog(ax.pos)
 
 	var figs []Figure
@@ -115,6 +110,10 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The three panels show the same series: one legend, on the last.
+		for _, q := range []*plot.Plot{cpu, byt} {
+			q.Legend = plot.NewLegend()
+		}
 		if err := add(grid("overhead-vs-"+stem, title, allNotes, 12*vg.Inch, 4*vg.Inch, [][]*plot.Plot{{cpu, byt, mem}})); err != nil {
 			return nil, err
 		}
@@ -122,10 +121,35 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 	// 3. Trade-off: overhead vs recovery time, one point per strategy and setting.
 	{
 		title := "Trade-off: overhead vs recovery time (one point per strategy and " + ax.name + ")"
-		var allNotes []string
-		panel := func(t, xl string, get func(SweepRow) Stat) (*plot.Plot, error) {
+		// Settings where no seed recovered have no recovery time to plot:
+		// say so by strategy instead of counting points without a value.
+		never := map[string]int{}
+		var neverNames []string
+		for _, r := range rows {
+			if r.NotRecovered > 0 && r.RecoveryMs.N == 0 {
+				n := seriesName(sw, r)
+				if never[n] == 0 {
+					neverNames = append(neverNames, n)
+				}
+				never[n]++
+			}
+		}
+		var neverNote []string
+		if len(neverNames) > 0 {
+			var parts []string
+			for _, n := range neverNames {
+				parts = append(parts, fmt.Sprintf("%s at %d setting%s", n, never[n], plural(never[n])))
+			}
+			neverNote = []string{"not recovered at any seed, not drawn: " + strings.Join(parts, ", ")}
+		}
+		allNotes := slices.Clone(neverNote)
+		// panel is one trade-off panel; extra notes go in its title.
+		panel := func(t, xl string, get func(SweepRow) Stat, extra []string) (*plot.Plot, error) {
 			byName := map[string]*series{}
 			for _, r := range rows {
+				if r.NotRecovered > 0 && r.RecoveryMs.N == 0 {
+					continue
+				}
 				n := seriesName(sw, r)
 				s, ok := byName[n]
 				if !ok {
@@ -150,18 +174,22 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 			if len(ss) == 0 {
 				return emptyPlot(t, "no run has both an overhead and a recovery time"), nil
 			}
-			p := newPlot(t, xl, "recovery time (ms)", notes)
+			p := newPlot(t, xl, "recovery time (ms)", append(notes, extra...))
+			// Both axes are a ratio and a duration: they start at zero.
+			p.X.Min, p.Y.Min = 0, 0
 			headroom(p, ss)
+			p.X.Max = math.Max(p.X.Max, 1.05*maxX(ss))
 			return p, addSeries(p, ss, colorOf, false)
 		}
-		a, err := panel("CPU overhead", "CPU × no-HA", func(r SweepRow) Stat { return r.CPURatio })
+		a, err := panel("CPU overhead", "CPU × no-HA", func(r SweepRow) Stat { return r.CPURatio }, neverNote)
 		if err != nil {
 			return nil, err
 		}
-		b, err := panel("network overhead", "bytes × no-HA", func(r SweepRow) Stat { return r.BytesRatio })
+		b, err := panel("network overhead", "bytes × no-HA", func(r SweepRow) Stat { return r.BytesRatio }, nil)
 		if err != nil {
 			return nil, err
 		}
+		a.Legend = plot.NewLegend() // the same series as b's legend
 		if err := add(grid("tradeoff-"+stem, title, allNotes, 12*vg.Inch, 5*vg.Inch, [][]*plot.Plot{{a, b}})); err != nil {
 			return nil, err
 		}
@@ -227,9 +255,8 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 		} else {
 			p = newPlot(title, "recovery time (ms)", "fraction of seeds", notes)
 			p.Y.Min, p.Y.Max = 0, 1
-			p.Legend.Left = false
-			p.Legend.Top = false
-			if err := addSeries(p, ss, func(n string) int { return StrategyColor(cdfName[n]) }, true); err != nil {
+			p.X.Min = 0
+			if err := addSeries(p, ss, func(n string) seriesLook { return strategyLook(cdfName[n]) }, true); err != nil {
 				return nil, err
 			}
 		}
@@ -238,6 +265,26 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 		}
 	}
 	return figs, nil
+}
+
+// sweepLook draws each series of a sweep in the colour of its strategy,
+// the same in every figure; with several swept parameters a strategy has
+// several series (named "strategy (p=v, …)"), told apart by glyph and
+// dashes in the order of names.
+func sweepLook(names []string) func(string) seriesLook {
+	return func(n string) seriesLook {
+		st, _, _ := strings.Cut(n, " (")
+		look := strategyLook(st)
+		for _, o := range names {
+			if o == n {
+				break
+			}
+			if strings.HasPrefix(o, st+" (") {
+				look.variant++
+			}
+		}
+		return look
+	}
 }
 
 // notRecoveredSeries has, per strategy, a point at every setting where
@@ -303,40 +350,31 @@ func dropNotRecovered(ss, nr []series) []series {
 // addNotRecovered draws not-recovered points as large crosses in their
 // strategy's colour, labelled with how many seeds did not recover, and a
 // legend entry per strategy with the shortest time observed.
-func addNotRecovered(p *plot.Plot, ss []series, colorOf func(string) int) error {
-	for k, s := range ss {
-		col := plotutil.Color(colorOf(s.Name))
+func addNotRecovered(p *plot.Plot, ss []series, colorOf func(string) seriesLook) error {
+	tags := newPlacedLabels(vg.Points(5))
+	for _, s := range ss {
+		col := plotutil.Color(colorOf(s.Name).color)
 		sc, err := plotter.NewScatter(s.XY)
 		if err != nil {
 			return err
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
 		p.Add(sc)
-		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: s.XY, Labels: s.Tags})
-		if err != nil {
-			return err
-		}
-		for i := range lb.TextStyle {
-			lb.TextStyle[i].Color = col
-			lb.TextStyle[i].Font.Size = vg.Points(7)
-		}
-		// One line per strategy below the crosses, so that strategies not
-		// recovered at the same setting do not print over each other.
-		lb.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(-3 - 9*float64(k))}
-		p.Add(lb)
-		for _, xy := range s.XY {
-			// Room above the crosses for the legend.
-			p.Y.Max = math.Max(p.Y.Max, xy.Y*(1.2+0.08*float64(len(ss)+2)))
+		for i, xy := range s.XY {
+			tags.add(xy, s.Tags[i], col)
+			// Room above the crosses for their labels.
+			p.Y.Max = math.Max(p.Y.Max, xy.Y*1.25)
 		}
 		least := slices.MinFunc(s.XY, func(a, b plotter.XY) int { return cmp.Compare(a.Y, b.Y) }).Y
 		p.Legend.Add(fmt.Sprintf("%s: not recovered (> %.1f s)", s.Name, least/1e3), sc)
 	}
+	p.Add(tags)
 	return nil
 }
 
 // lineFigure is a parameter-vs-figure plot with error bars, or an empty
 // plot saying why.
-func lineFigure(title string, ax paramAxis, logX bool, ylabel string, ss []series, notes []string, colorOf func(string) int, empty string) (*plot.Plot, error) {
+func lineFigure(title string, ax paramAxis, logX bool, ylabel string, ss []series, notes []string, colorOf func(string) seriesLook, empty string) (*plot.Plot, error) {
 	if len(ss) == 0 {
 		return emptyPlot(title, empty), nil
 	}
@@ -426,7 +464,8 @@ func settingLabel(sw *sim.Sweep, vals []string) string {
 	return strings.Join(parts, ", ")
 }
 
-// headroom raises the y maximum so the legend (top right) clears the data.
+// headroom leaves a margin of 8 % above the highest point (error bar
+// included) for its label.
 func headroom(p *plot.Plot, ss []series) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range ss {
@@ -442,10 +481,21 @@ func headroom(p *plot.Plot, ss []series) {
 		lo = 0
 	}
 	if hi > lo {
-		p.Y.Max = hi + 0.06*float64(len(ss)+1)*(hi-lo)
+		p.Y.Max = hi + 0.08*(hi-lo)
 	} else {
 		p.Y.Max = hi + math.Max(1, math.Abs(hi)*0.5)
 	}
+}
+
+// maxX is the largest x of any point.
+func maxX(ss []series) float64 {
+	m := 0.0
+	for _, s := range ss {
+		for _, xy := range s.XY {
+			m = math.Max(m, xy.X)
+		}
+	}
+	return m
 }
 
 // mergeSame joins points of a series that coincide (a strategy the

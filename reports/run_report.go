@@ -259,7 +259,9 @@ func writeRunDoc(dir string, r *metrics.Result, figs []Figure) error {
 	d.h(2, "Comparison")
 	d.p("Recovery type against the failure-free run of the same seed; overhead ratios against the no-HA run (definitions: docs/semantics.md).")
 	t := RunTable(r)
-	d.tbl(t)
+	// The page shows the terminal's columns, so that the table fits the
+	// width of a page (the files keep every column, glossed below).
+	d.tbl(runTable(r, true))
 	if n := RoundsNote(r); n != "" {
 		d.p(n)
 	}

@@ -214,6 +214,8 @@ func render(w http.ResponseWriter, t *template.Template, data any) {
 
 var pageFuncs = template.FuncMap{
 	"verdict": func(r metrics.Recovery) string { return r.Label() },
+	// colour is a strategy's colour in the reports' figures.
+	"colour": reports.StrategyHex,
 	// ms is the recovery time as the table prints it ("not recovered (> 9.7 s)";
 	// "no fault" when nothing failed).
 	"ms": func(r metrics.Recovery) string {
@@ -235,6 +237,7 @@ th{background:#f3f3f3}
 .gap{color:#b00020}.precise{color:#1b5e20}.rollback{color:#8a5a00}
 .side{display:flex;gap:1em}.side iframe{flex:1;height:80vh;border:1px solid #ccc}
 code{font-size:90%}
+.sw{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border-radius:2px}
 </style>`
 
 var indexPage = template.Must(template.New("index").Funcs(pageFuncs).Parse(`<!doctype html>
@@ -247,7 +250,7 @@ var indexPage = template.Must(template.New("index").Funcs(pageFuncs).Parse(`<!do
 <td><input type="radio" name="a" value="{{$r.Dir}}"{{if eq $i 1}} checked{{end}}></td>
 <td><input type="radio" name="b" value="{{$r.Dir}}"{{if eq $i 0}} checked{{end}}></td>
 <td><a href="files/{{$r.Dir}}/">{{$r.Dir}}</a></td><td>{{$r.Result.Experiment}}</td><td>{{$r.Result.Seed}}</td><td>{{$r.Result.Mode}}</td>
-<td>{{range $r.Result.Runs}}{{.Strategy}}: <span class="{{.Recovery.Type}}">{{verdict .Recovery}}</span> ({{ms .Recovery}})<br>{{end}}</td>
+<td>{{range $r.Result.Runs}}<span class="sw" style="background:{{colour .Strategy}}"></span>{{.Strategy}}: <span class="{{.Recovery.Type}}">{{verdict .Recovery}}</span> ({{ms .Recovery}})<br>{{end}}</td>
 <td>{{if $r.Report}}<a href="files/{{$r.Dir}}/report.html">report</a>{{end}}</td>
 </tr>{{end}}</table>
 <button type="submit">Compare A and B side by side</button></form>
@@ -269,7 +272,7 @@ var comparePage = template.Must(template.New("compare").Funcs(pageFuncs).Parse(`
 <tr><th>faults</th><td>{{range .A.Result.Faults}}{{.}}<br>{{end}}</td><td>{{range .B.Result.Faults}}{{.}}<br>{{end}}</td></tr>
 </table>
 <table><tr><th>strategy</th><th>A recovery</th><th>A recovery time</th><th>A missing · dup · wrong · lost</th><th>B recovery</th><th>B recovery time</th><th>B missing · dup · wrong · lost</th></tr>
-{{range .Rows}}<tr><td>{{.Strategy}}</td>
+{{range .Rows}}<tr><td><span class="sw" style="background:{{colour .Strategy}}"></span>{{.Strategy}}</td>
 {{with .A}}<td class="{{.Recovery.Type}}">{{verdict .Recovery}}</td><td>{{ms .Recovery}}</td><td>{{.Recovery.Missing}} · {{.Recovery.Duplicates}} · {{.Recovery.Wrong}} · {{.Recovery.LostInputs}}</td>{{else}}<td colspan="3">not run</td>{{end}}
 {{with .B}}<td class="{{.Recovery.Type}}">{{verdict .Recovery}}</td><td>{{ms .Recovery}}</td><td>{{.Recovery.Missing}} · {{.Recovery.Duplicates}} · {{.Recovery.Wrong}} · {{.Recovery.LostInputs}}</td>{{else}}<td colspan="3">not run</td>{{end}}
 </tr>{{end}}</table>

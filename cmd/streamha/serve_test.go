@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/reports/browsertest"
 )
 
@@ -64,8 +65,9 @@ func TestServeListsOpensAndComparesRuns(t *testing.T) {
 	code, cmp := get("/compare?" + url.Values{"a": {a}, "b": {b}}.Encode())
 	require.Equal(t, http.StatusOK, code)
 	assert.Contains(t, cmp, a+" vs "+b)
-	assert.Contains(t, cmp, `<td>amnesia</td>`)
-	assert.Contains(t, cmp, `<td>passive-standby</td>`)
+	// Each strategy in the colour of its figures.
+	assert.Contains(t, cmp, `<span class="sw" style="background:`+reports.StrategyHex("amnesia")+`"></span>amnesia</td>`)
+	assert.Contains(t, cmp, `<span class="sw" style="background:`+reports.StrategyHex("passive-standby")+`"></span>passive-standby</td>`)
 	assert.Contains(t, cmp, "not run", "each run has a strategy the other lacks")
 	assert.Contains(t, cmp, `src="files/`+a+`/report.html"`)
 	assert.Contains(t, cmp, `src="files/`+b+`/report.html"`)

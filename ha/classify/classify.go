@@ -62,7 +62,7 @@
 //
 // # Explanations
 //
-// Explanations holds one plain-English sentence per anomaly: each missing id,
+// Explanations holds plain-English sentences, one per anomaly: each missing id,
 // each group of identical copies of one delivery, each wrong and each
 // spurious delivery, and — for a key whose only difference is order — the
 // first position where its order departs from the failure-free run. Times
@@ -72,7 +72,14 @@
 // ended "after <label> at X–Y s", else before the first mark "before <label>
 // at X s". Unknown times are omitted. Sentences are in time order when every
 // output carries a time, otherwise in delivery order followed by the missing
-// ids in expected order. At most [MaxExplanations] sentences are given,
+// ids in expected order. Anomalies of one kind that fall in the same
+// window (ids such as "k00|w=10s") and in the same context of the marks are
+// told in one sentence that names up to six of them, e.g. "16 outputs of
+// window 10 s wrong, delivered at 11.00 s after the takeover by B.1 at
+// 10.62 s (1122 inputs lost): k00 49.16 instead of 119.1 (50 source tuples,
+// not 117), …, and 10 more". Values are shown to 4 significant digits, or
+// as many more as it takes to tell the observed from the expected value.
+// At most [MaxExplanations] sentences are given,
 // followed by one summary sentence of the rest: "… and N more anomalies
 // (M missing, D duplicates, W wrong, S spurious)", where D counts groups of
 // copies and ", R out of order" is added when some keys are only reordered. A precise run has no

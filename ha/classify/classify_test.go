@@ -387,9 +387,11 @@ func TestExplanations(t *testing.T) {
 }
 
 func TestExplanationsCapped(t *testing.T) {
+	// Each window is its own sentence, so 40 windows with anomalies need
+	// more sentences than are given.
 	var exp, obs []Output
 	for i := range 40 {
-		id := "w" + strconv.Itoa(i)
+		id := "k|w=" + strconv.Itoa(i) + "s"
 		exp = append(exp, ot(id, "1", float64(1000*i)))
 		switch {
 		case i < 30: // missing
@@ -409,9 +411,59 @@ func TestExplanationsCapped(t *testing.T) {
 	assert.Equal(t, 2, r.Wrong)
 	assert.Equal(t, 1, r.Spurious)
 	require.Len(t, r.Explanations, MaxExplanations+1)
-	assert.Equal(t, "output w0 never delivered (expected at 0.00 s)", r.Explanations[0])
+	assert.Equal(t, "output k|w=0s never delivered (expected at 0.00 s)", r.Explanations[0])
 	assert.Equal(t, "… and 11 more anomalies (5 missing, 3 duplicates, 2 wrong, 1 spurious)",
 		r.Explanations[MaxExplanations])
+}
+
+func TestExplanationsGrouped(t *testing.T) {
+	wr := func(id, v string, n int64, ms float64) Output {
+		return Output{ID: id, Value: v, N: n, HasN: true, T: ms, HasT: true}
+	}
+	tests := []struct {
+		name     string
+		expected []Output
+		observed []Output
+		want     []string
+	}{
+		{
+			name: "wrong outputs of one window, values to 4 significant digits, lost inputs summed",
+			expected: []Output{wr("k00|w=10s", "119.1234", 117, 10010), wr("k01|w=10s", "126", 117, 10010),
+				wr("k02|w=11s", "3", 5, 11010)},
+			observed: []Output{wr("k00|w=10s", "49.15765249149101", 50, 11000), wr("k01|w=10s", "58.11", 54, 11000),
+				wr("k02|w=11s", "3", 5, 11010)},
+			want: []string{"2 outputs of window 10 s wrong, delivered at 11.00 s after the crash of B at 9.40 s " +
+				"(130 inputs lost): k00 49.16 instead of 119.1 (50 source tuples, not 117), " +
+				"k01 58.11 instead of 126 (54 source tuples, not 117)"},
+		},
+		{
+			name: "missing outputs in one context, the rest counted",
+			expected: []Output{ot("a#1", "1", 9500), ot("a#2", "1", 9510), ot("a#3", "1", 9520), ot("a#4", "1", 9530),
+				ot("a#5", "1", 9540), ot("a#6", "1", 9550), ot("a#7", "1", 9560), ot("a#8", "1", 9570)},
+			observed: []Output{ot("a#1", "1", 9500)},
+			want: []string{"7 outputs never delivered (expected at 9.51–9.57 s, after the crash of B at 9.40 s): " +
+				"a#2, a#3, a#4, a#5, a#6, a#7, and 1 more"},
+		},
+		{
+			name:     "duplicates in another context than the first copies",
+			expected: []Output{ot("a", "1", 1000), ot("b", "1", 2000)},
+			observed: []Output{ot("a", "1", 1000), ot("b", "1", 2000), ot("a", "1", 9700), ot("b", "1", 9800)},
+			want:     []string{"2 outputs emitted twice, repeated at 9.70–9.80 s during the replay from upstream A: a, b"},
+		},
+		{
+			name:     "different windows are told apart",
+			expected: []Output{ot("k0|w=1s", "1", 1000), ot("k0|w=2s", "1", 2000)},
+			observed: []Output{},
+			want: []string{"output k0|w=1s never delivered (expected at 1.00 s, before the crash of B at 9.40 s)",
+				"output k0|w=2s never delivered (expected at 2.00 s, before the crash of B at 9.40 s)"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Classify(tc.expected, tc.observed, crashMarks)
+			assert.Equal(t, tc.want, r.Explanations)
+		})
+	}
 }
 
 func TestExplanationsNameIDsTimesAndMarks(t *testing.T) {

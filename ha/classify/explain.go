@@ -105,14 +105,21 @@ func (s *state) explain(res *Result, mk *markIndex) []string {
 		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.ord, b.ord), cmp.Compare(a.kind, b.kind))
 	})
 
-	out := make([]string, 0, min(len(list), MaxExplanations+1))
-	for i := 0; i < len(list) && i < MaxExplanations; i++ {
-		out = append(out, s.sentence(&list[i], groups, mk))
+	sets := s.groupAnomalies(list, groups, mk)
+	out := make([]string, 0, min(len(sets), MaxExplanations+1))
+	for i := 0; i < len(sets) && i < MaxExplanations; i++ {
+		if g := sets[i]; len(g.members) == 1 {
+			out = append(out, s.sentence(&list[g.members[0]], groups, mk))
+		} else {
+			out = append(out, s.groupSentence(list, g, groups, mk))
+		}
 	}
-	if rest := list[min(len(list), MaxExplanations):]; len(rest) > 0 {
+	if restSets := sets[min(len(sets), MaxExplanations):]; len(restSets) > 0 {
 		var c [kindOrder + 1]int
-		for _, a := range rest {
-			c[a.kind]++
+		var rest []int
+		for _, g := range restSets {
+			rest = append(rest, g.members...)
+			c[g.kind] += len(g.members)
 		}
 		var b strings.Builder
 		b.WriteString("… and ")

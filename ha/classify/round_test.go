@@ -25,11 +25,21 @@ func TestRoundedPair(t *testing.T) {
 	}
 }
 
+// TestWrongByRoundingSaysSo: a wrong value within rounding of the
+// expected one names its relative error and the mechanism, alone or in a
+// grouped sentence; a difference of whole units does not.
 func TestWrongByRoundingSaysSo(t *testing.T) {
+	const note = "(relative error 1.3e-16: floating-point rounding)"
+	alone := Classify([]Output{{ID: "k06#885", Value: "436.7865846570499"}},
+		[]Output{{ID: "k06#885", Value: "436.78658465704984"}}, nil)
+	require.Len(t, alone.Explanations, 1)
+	assert.Contains(t, alone.Explanations[0], note)
+
 	exp := []Output{{ID: "k06#885", Value: "436.7865846570499"}, {ID: "k06#886", Value: "2"}}
 	obs := []Output{{ID: "k06#885", Value: "436.78658465704984"}, {ID: "k06#886", Value: "3"}}
 	res := Classify(exp, obs, nil)
-	require.Len(t, res.Explanations, 2)
-	assert.Contains(t, res.Explanations[0], "(relative error 1.3e-16: floating-point rounding)")
-	assert.NotContains(t, res.Explanations[1], "rounding", "a difference of whole units is not rounding")
+	require.Len(t, res.Explanations, 1, "two wrong outputs of one kind and context: one sentence")
+	assert.Contains(t, res.Explanations[0], "436.7865846570499 "+note)
+	assert.Contains(t, res.Explanations[0], "3 instead of 2")
+	assert.NotContains(t, res.Explanations[0], "3 instead of 2 (relative", "a difference of whole units is not rounding")
 }

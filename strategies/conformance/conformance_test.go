@@ -35,29 +35,15 @@ var builtinClaims = []struct {
 	// The union is A's: only crashing A re-interleaves its input. The new
 	// primary follows the logged decisions for what A processed and
 	// interleaves the rest by its own arrival (convergent).
-	{"passive-standby", conformance.Claims{Exact: true,
-		Repeatable: conformance.Precise, Convergent: conformance.Precise, Deterministic: conformance.Precise,
-		Arbitrary: conformance.Precise, StateLost: conformance.Gap,
-		Cases:  merge(stateLost, map[string]string{"arbitrary/crash-first": conformance.Convergent}),
-		Params: map[string]any{"log_nondeterminism": true}}},
+	{"passive-standby", standbyClaims(conformance.Convergent, map[string]any{"log_nondeterminism": true})},
 	// Without the log the re-interleaved outputs no longer match their
 	// seqs: the downstream's dedup by seq drops some never delivered.
-	{"passive-standby", conformance.Claims{Exact: true,
-		Repeatable: conformance.Precise, Convergent: conformance.Precise, Deterministic: conformance.Precise,
-		Arbitrary: conformance.Precise, StateLost: conformance.Gap,
-		Cases: merge(stateLost, map[string]string{"arbitrary/crash-first": conformance.Gap})}},
+	{"passive-standby", standbyClaims(conformance.Gap, nil)},
 	// The secondary interleaves the live input by its own arrival: with
 	// network jitter that differs from the primary's (shipping decisions
 	// covers only what the primary decided).
-	{"active-standby", conformance.Claims{Exact: true,
-		Repeatable: conformance.Precise, Convergent: conformance.Precise, Deterministic: conformance.Precise,
-		Arbitrary: conformance.Precise, StateLost: conformance.Gap,
-		Cases: merge(stateLost, map[string]string{"arbitrary/crash-first": conformance.Convergent})}},
-	{"active-standby", conformance.Claims{Exact: true,
-		Repeatable: conformance.Precise, Convergent: conformance.Precise, Deterministic: conformance.Precise,
-		Arbitrary: conformance.Precise, StateLost: conformance.Gap,
-		Cases:  merge(stateLost, map[string]string{"arbitrary/crash-first": conformance.Convergent}),
-		Params: map[string]any{"ship_decisions": true}}},
+	{"active-standby", standbyClaims(conformance.Convergent, nil)},
+	{"active-standby", standbyClaims(conformance.Convergent, map[string]any{"ship_decisions": true})},
 	// Without dedup the replay from the upstream's queue repeats outputs;
 	// a short partition or a loss burst needs no failover and gap repair
 	// from the same queue is precise. Crashing A (before the window or the
@@ -87,6 +73,17 @@ var builtinClaims = []struct {
 		Cases: map[string]string{"deterministic/crash-adjacent": conformance.Repeating,
 			"arbitrary/crash-primary-and-next": conformance.Convergent},
 		Params: map[string]any{"dedup": true}}},
+}
+
+// standbyClaims are passive and active standby's claims: precise on every
+// class and schedule, but as stateLost says when every host with the
+// state fails, and unionCrash when the union's own fragment crashes.
+func standbyClaims(unionCrash string, params map[string]any) conformance.Claims {
+	return conformance.Claims{Exact: true,
+		Repeatable: conformance.Precise, Convergent: conformance.Precise, Deterministic: conformance.Precise,
+		Arbitrary: conformance.Precise, StateLost: conformance.Gap,
+		Cases:  merge(stateLost, map[string]string{"arbitrary/crash-first": unionCrash}),
+		Params: params}
 }
 
 // merge returns the union of the maps a and b (b wins).
