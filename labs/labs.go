@@ -151,7 +151,7 @@ type Options struct {
 
 // All returns the labs in order.
 func All() []*Lab {
-	return []*Lab{lab1(), lab2(), lab3(), lab4(), lab5(), lab6(), lab7()}
+	return []*Lab{lab1(), lab2(), lab3(), lab4(), lab5(), lab6(), lab7(), lab8()}
 }
 
 // Get returns lab n.

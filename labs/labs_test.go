@@ -18,6 +18,7 @@ import (
 	"github.com/streamha/streamha/labs"
 
 	_ "github.com/streamha/streamha/activestandby"
+	_ "github.com/streamha/streamha/globalcheckpoint"
 	_ "github.com/streamha/streamha/passivestandby"
 	_ "github.com/streamha/streamha/upstreambackup"
 )
@@ -368,7 +369,7 @@ func TestLookup(t *testing.T) {
 		require.NoError(t, err, arg)
 		assert.Equal(t, 3, l.N)
 	}
-	for _, arg := range []string{"0", "8", "x"} {
+	for _, arg := range []string{"0", "9", "x"} {
 		_, err := labs.Lookup(arg)
 		require.ErrorIs(t, err, labs.ErrUsage, arg)
 	}

@@ -33,7 +33,7 @@ func init() {
 
 // fixedColors is how many palette colours the built-in strategies fix
 // (strategies.Info.Color).
-const fixedColors = 5
+const fixedColors = 6
 
 // StrategyColor is the palette index of a strategy: the one it registers
 // (strategies.Info.Color), so a strategy has the same colour in every
@@ -45,7 +45,7 @@ func StrategyColor(name string) int {
 	}
 	h := fnv.New32a()
 	h.Write([]byte(name))
-	return fixedColors + int(h.Sum32()%2)
+	return fixedColors + int(h.Sum32()%uint32(max(1, len(plotutil.DefaultColors)-fixedColors)))
 }
 
 // Figure is one rendered plot in both formats.
