@@ -1,6 +1,6 @@
 // Package mystrategy is the skeleton of lab 5: a high-availability strategy
 // you complete yourself. It registers itself as "my-strategy" (hidden from
-// "all" and never listed: a lab strategy); cmd/streamha/import_lab5.go
+// "all" and never listed: a lab strategy); strategies/all/all.go
 // imports it into the streamha binary.
 //
 // The goal ("restart and replay everything"): every node keeps all the
