@@ -410,9 +410,13 @@ func (h *hooks) chooseBackup(why string) {
 	h.serializing, h.inflight = nil, nil
 	if h.recording {
 		// Output waits for the decisions to reach a backup; with none
-		// left, nothing can be gained by waiting.
+		// left, nothing can be gained by waiting. A new backup holds no
+		// decision until its first checkpoint is acknowledged.
 		if next == "" {
 			h.waits = nil
+		}
+		if next != old {
+			h.decAcked = 0
 		}
 		n.GateOutput(next != "")
 	}
