@@ -56,11 +56,10 @@ type hooks struct {
 	relayed   uint64          // trim point relayed by the primary
 
 	// interleaving decisions: shipped counts those a primary shipped,
-	// decLog keeps the latest (decLog[0] is decision decBase) to resend;
-	// a following secondary expects decision decNext next, and asked for
-	// nackSeq again at nackAt
-	shipped, decBase uint64
-	decLog           []uint8
+	// decLog keeps the latest to resend; a following secondary expects
+	// decision decNext next, and asked for nackSeq again at nackAt
+	shipped          uint64
+	decLog           ha.DecisionLog
 	decNext, nackSeq uint64
 	nackAt           time.Duration
 	shipArmed        bool
@@ -187,25 +186,11 @@ func (h *hooks) shipDecisions() {
 	}
 	seq := h.shipped
 	h.shipped += uint64(len(d))
-	h.keepDecisions(d)
+	h.decLog.Keep(d)
 	// TakeOrderLog hands d over and receivers only read it (FollowOrder
 	// copies what it keeps), so every secondary can share one body.
 	for _, s := range h.secondaries() {
 		h.n.Send(s, &ha.Message{Kind: ha.KindStrategy, Type: msgOrder, Seq: seq, Body: d})
-	}
-}
-
-// maxKeptDecisions bounds the shipped decisions a primary keeps to resend
-// (one byte each): far more than a loss burst can need.
-const maxKeptDecisions = 1 << 16
-
-// keepDecisions keeps shipped decisions d for a secondary that lost some.
-func (h *hooks) keepDecisions(d []uint8) {
-	h.decLog = append(h.decLog, d...)
-	if len(h.decLog) > 2*maxKeptDecisions {
-		drop := len(h.decLog) - maxKeptDecisions
-		h.decLog = append([]uint8(nil), h.decLog[drop:]...)
-		h.decBase += uint64(drop)
 	}
 }
 
@@ -216,11 +201,12 @@ func (h *hooks) onOrderNack(m *ha.Message) {
 	if !n.IsPrimary() || !slices.Contains(h.secondaries(), m.From) || m.Seq >= h.shipped {
 		return
 	}
-	if m.Seq < h.decBase {
+	d, ok := h.decLog.Since(m.Seq)
+	if !ok {
 		n.Trace(ha.Event{Kind: ha.EvNote, Peer: m.From, Seq: m.Seq, Note: "decisions asked for are no longer kept"})
 		return
 	}
-	n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: msgOrder, Seq: m.Seq, Body: slices.Clone(h.decLog[m.Seq-h.decBase:])})
+	n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: msgOrder, Seq: m.Seq, Body: d})
 }
 
 // Message handles the strategy's own messages and filters the input of

@@ -93,13 +93,12 @@ type hooks struct {
 	ckSize      [2]int     // bytes of the last incremental and the last full checkpoint
 	logScratch  []ha.Tuple // the output log copied for the checkpoint being encoded
 	forceFull   bool
-	serializing *outgoing // captured, waiting to leave (sync mode)
-	inflight    *outgoing // sent, waiting for the backup's acknowledgement
-	prevOutSeq  uint64    // output seq of the previous checkpoint
-	decisions   uint64    // decisions recorded so far in this term
-	decLog      []uint8   // the latest shipped decisions, kept to resend
-	decBase     uint64    // index of decLog[0]
-	decAcked    uint64    // decisions the backup holds (output commit)
+	serializing *outgoing      // captured, waiting to leave (sync mode)
+	inflight    *outgoing      // sent, waiting for the backup's acknowledgement
+	prevOutSeq  uint64         // output seq of the previous checkpoint
+	decisions   uint64         // decisions recorded so far in this term
+	decLog      ha.DecisionLog // the latest shipped decisions, kept to resend
+	decAcked    uint64         // decisions the backup holds (output commit)
 	waits       []commitWait
 	recording   bool
 	interval    time.Duration
@@ -372,7 +371,8 @@ func (h *hooks) becomePrimary() {
 	n := h.n
 	h.gen++
 	h.serializing, h.inflight = nil, nil
-	h.decisions, h.decLog, h.decBase = 0, nil, 0
+	h.decisions = 0
+	h.decLog.Reset()
 	h.decAcked, h.waits = 0, nil
 	h.recording = h.cfg.LogNondeterminism && n.Inputs() > 1
 	n.TakeOrderLog()
@@ -645,17 +645,8 @@ func (h *hooks) shipDecisions() {
 		h.n.Send(h.backup, &ha.Message{Kind: ha.KindStrategy, Type: typeOrder, Seq: h.decisions, Body: d})
 	}
 	h.decisions += uint64(len(d))
-	h.decLog = append(h.decLog, d...)
-	if len(h.decLog) > 2*maxKeptDecisions {
-		drop := len(h.decLog) - maxKeptDecisions
-		h.decLog = append([]uint8(nil), h.decLog[drop:]...)
-		h.decBase += uint64(drop)
-	}
+	h.decLog.Keep(d)
 }
-
-// maxKeptDecisions bounds the shipped decisions a primary keeps to resend
-// (one byte each): far more than a loss burst can need.
-const maxKeptDecisions = 1 << 16
 
 // onOrderNack resends the decisions the backup lost, or, when they are no
 // longer kept, a full checkpoint, which covers their effects.
@@ -664,11 +655,12 @@ func (h *hooks) onOrderNack(m *ha.Message) {
 	if !n.IsPrimary() || m.From != h.backup || m.Seq >= h.decisions {
 		return
 	}
-	if m.Seq < h.decBase {
+	d, ok := h.decLog.Since(m.Seq)
+	if !ok {
 		h.checkpoint(true)
 		return
 	}
-	n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: typeOrder, Seq: m.Seq, Body: slices.Clone(h.decLog[m.Seq-h.decBase:])})
+	n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: typeOrder, Seq: m.Seq, Body: d})
 }
 
 // ---- backup ----
