@@ -31,11 +31,11 @@ func benchRepair(size benchSize, add func(row)) error {
 		var wall []float64
 		var with, without runTotals
 		for i := range size.repeat {
-			w, err := timed(1, func() error { out, err := sim.Run(on); with = totalsOf(out); return err })
+			w, err := timed(1, func() error { out, err := sim.Run(on); with = totalsOf(traceOf(out)); return err })
 			if err != nil {
 				return err
 			}
-			b, err := timed(1, func() error { out, err := sim.Run(off); without = totalsOf(out); return err })
+			b, err := timed(1, func() error { out, err := sim.Run(off); without = totalsOf(traceOf(out)); return err })
 			if err != nil {
 				return err
 			}
@@ -51,22 +51,33 @@ func benchRepair(size benchSize, add func(row)) error {
 	return nil
 }
 
-// runTotals are a run's messages, bytes and simulated CPU over all hosts.
-type runTotals struct{ msgs, bytes, cpu int64 }
+// runTotals are a run's messages, bytes, simulated CPU and tuple events
+// (tuples a fragment processed or the sink received) over all hosts, from
+// their end-of-run counters.
+type runTotals struct{ msgs, bytes, cpu, tuples int64 }
 
-func totalsOf(out *sim.Outcome) runTotals {
+func totalsOf(trace *ha.Trace) runTotals {
 	var t runTotals
-	if out == nil {
+	if trace == nil {
 		return t
 	}
-	for _, ev := range out.Trace.Events() {
+	for _, ev := range trace.Events() {
 		if ev.Kind == ha.EvStats && ev.Stats != nil {
 			t.msgs += ev.Stats.Messages
 			t.bytes += ev.Stats.Bytes
 			t.cpu += ev.Stats.CPU
+			t.tuples += ev.Stats.Tuples
 		}
 	}
 	return t
+}
+
+// traceOf is out's trace, nil for a failed run.
+func traceOf(out *sim.Outcome) *ha.Trace {
+	if out == nil {
+		return nil
+	}
+	return out.Trace
 }
 
 func ratioOf(a, b int64) float64 {

@@ -96,7 +96,7 @@ func simRun(yaml string) func() (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		n := tupleEvents(o.Trace)
+		n := totalsOf(o.Trace).tuples
 		runtime.KeepAlive(o)
 		return n, nil
 	}

@@ -18,18 +18,6 @@ import (
 	"github.com/streamha/streamha/strategies"
 )
 
-// tupleEvents counts tuples handled by any host (processed by a fragment or
-// delivered to the sink), from the hosts' end-of-run counters.
-func tupleEvents(trace *ha.Trace) int64 {
-	var n int64
-	for _, e := range trace.Events() {
-		if e.Kind == ha.EvStats {
-			n += e.Stats.Tuples
-		}
-	}
-	return n
-}
-
 func benchSim(size benchSize, add func(row)) error {
 	e := experiment.Default()
 	st, err := strategies.Build("none", nil)
@@ -50,7 +38,7 @@ func benchSim(size benchSize, add func(row)) error {
 			if err != nil {
 				return err
 			}
-			events = tupleEvents(o.Trace)
+			events = totalsOf(o.Trace).tuples
 		}
 		return nil
 	})
