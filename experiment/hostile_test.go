@@ -9,9 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/streamha/streamha/experiment"
-
 	// Strategy blocks are checked against the registered strategies.
+	"github.com/streamha/streamha/experiment"
 	_ "github.com/streamha/streamha/strategies/all"
 )
 

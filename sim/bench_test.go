@@ -1,9 +1,9 @@
 package sim_test
 
 import (
-	"github.com/streamha/streamha/experiment"
 	"testing"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"

@@ -2,10 +2,10 @@ package sim
 
 import (
 	"fmt"
-	"github.com/streamha/streamha/experiment"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"

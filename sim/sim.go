@@ -2,11 +2,11 @@ package sim
 
 import (
 	"fmt"
-	"github.com/streamha/streamha/experiment"
 	"math/rand/v2"
 	"slices"
 	"time"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/timeq"
 )

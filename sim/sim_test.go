@@ -3,13 +3,13 @@ package sim_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/streamha/streamha/experiment"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"github.com/streamha/streamha/experiment"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/strategies"
 )
 

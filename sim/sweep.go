@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/streamha/streamha/experiment"
 	"reflect"
 	"regexp"
 	"slices"
@@ -15,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/strategies"
 )
 
