@@ -60,10 +60,6 @@ type Node struct {
 
 	routes []Route
 	in     [2]inPort
-	// times records (seq, event time) of each port's accepted inputs while
-	// recordTimes is on (RecordInputTimes).
-	recordTimes bool
-	times       [2]inputTimes
 
 	// outNext through the first fields of out share one cache line of an
 	// allocated node (BenchmarkOutputFieldsShareALine): every emitted tuple

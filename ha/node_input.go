@@ -15,38 +15,6 @@ func (n *Node) SetInputSeq(port int, seq uint64) {
 	n.in[port].last = seq
 }
 
-// RecordInputTimes turns on a compact record of the sequence numbers and
-// event times of the tuples each input port accepts (segments of at most
-// 1 ms of event time), or turns it off and forgets it. A strategy that
-// learns from its operators (Horizon) the oldest event time their state
-// depends on maps it back to an input position with InputCut (upstream
-// backup's level-1 acknowledgements). The node keeps the record on its
-// input path beside the port's position, so it costs no hook call per
-// tuple. The record of a port starts afresh whenever its position does
-// (Restart, a new upstream numbering, SetInputSeq).
-func (n *Node) RecordInputTimes(on bool) {
-	n.recordTimes = on
-	if !on {
-		n.times = [2]inputTimes{}
-	}
-}
-
-// InputCut is the largest recorded seq of input port such that every
-// recorded input up to it has an event time before horizon, and whether
-// there is one: exact when event times ascend, conservative otherwise.
-func (n *Node) InputCut(port int, horizon int64) (uint64, bool) { return n.times[port].cut(horizon) }
-
-// LastRecordedInput is the last seq the record of input port holds, and
-// whether it holds any.
-func (n *Node) LastRecordedInput(port int) (uint64, bool) { return n.times[port].lastSeq() }
-
-// ForgetInputs drops from the record of input port the segments that lie
-// entirely at or below upTo.
-func (n *Node) ForgetInputs(port int, upTo uint64) { n.times[port].drop(upTo) }
-
-// RecordedInputs is the number of segments the record of input port holds.
-func (n *Node) RecordedInputs(port int) int { return n.times[port].size() }
-
 // RecordOrder turns on recording of the input port of every processed
 // tuple: the node's non-deterministic interleaving decisions.
 func (n *Node) RecordOrder(on bool) { n.recordOrder = on }
@@ -145,9 +113,6 @@ func (n *Node) accept(port uint8, t Tuple) {
 	in.last, in.seen = t.Seq, true
 	n.rep[port].fresh = false
 	t.Stream = port
-	if n.recordTimes {
-		n.times[port].add(t.Seq, t.Time)
-	}
 	if n.inHook != nil {
 		n.inScratch = t
 		if !n.inHook.Input(&n.inScratch) {

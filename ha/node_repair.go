@@ -282,7 +282,6 @@ func (n *Node) noteGap(p int, upTo uint64, from string) {
 // next tuple must be seq 1 (a new numbering starts).
 func (n *Node) resetPort(p int, seen bool) {
 	n.in[p] = inPort{seen: seen}
-	n.times[p].reset()
 	n.rep[p].held = nil
 }
 

@@ -19,7 +19,6 @@ func (n *Node) Restart() error {
 		n.installOps(ops)
 	}
 	n.outNext = 0
-	n.times = [2]inputTimes{}
 	n.rep = [2]portRepair{}
 	for p := range n.in {
 		n.in[p] = inPort{seen: n.fencing}

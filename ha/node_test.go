@@ -159,58 +159,6 @@ func TestSourceCatchesUpInBoundedBursts(t *testing.T) {
 	assert.Len(t, env.dataTo("A"), 5000, "nothing due is skipped")
 }
 
-// TestNodeRecordsInputTimes: with RecordInputTimes on, the node records
-// what each input port accepted — not what its seq filter dropped — and
-// the record starts afresh whenever the port's position does.
-func TestNodeRecordsInputTimes(t *testing.T) {
-	topo := testTopology()
-	topo.Frags = append(topo.Frags, ha.Fragment{Name: "B", Hosts: []string{"B"}, Inputs: 1,
-		NewOps: func() ([]ha.Operator, error) { return nil, nil }})
-	b, err := ha.NewNode(ha.NodeConfig{Host: "B", Topology: topo, Env: &fakeEnv{}, Strategy: retainAll{}})
-	require.NoError(t, err)
-	b.Start()
-	data := func(from string, epoch uint64, seqs ...uint64) {
-		m := &ha.Message{Kind: ha.KindData, From: from, Frag: 0, Epoch: epoch}
-		for _, s := range seqs {
-			m.Tuples = append(m.Tuples, ha.Tuple{Seq: s, Time: int64(s) * int64(time.Millisecond), ID: ha.OutputID{Kind: ha.IDSource, X: int64(s)}})
-		}
-		b.Deliver(m)
-	}
-	data("A", 0, 1, 2)
-	assert.Zero(t, b.RecordedInputs(0), "off by default")
-	b.RecordInputTimes(true)
-	data("A", 0, 3, 4, 5)
-	data("A", 0, 4, 5) // dropped by the seq filter: not recorded again
-	last, ok := b.LastRecordedInput(0)
-	require.True(t, ok)
-	assert.Equal(t, uint64(5), last)
-	assert.Equal(t, 3, b.RecordedInputs(0), "a segment per millisecond of event time")
-	cut, ok := b.InputCut(0, int64(5*time.Millisecond))
-	require.True(t, ok)
-	assert.Equal(t, uint64(4), cut, "every input up to 4 is before 5 ms")
-	b.ForgetInputs(0, 3)
-	assert.Equal(t, 2, b.RecordedInputs(0))
-
-	// A.1 takes A's place and numbers afresh: so does the record.
-	b.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A.1", Frag: 0, Epoch: 1,
-		Route: &ha.Route{Frag: 0, Epoch: 1, Primary: "A.1", Receivers: []string{"A.1"}, ResetSeq: true}})
-	assert.Zero(t, b.RecordedInputs(0))
-	data("A.1", 1, 1, 2)
-	assert.Equal(t, 2, b.RecordedInputs(0))
-	b.SetInputSeq(0, 10) // a restored position
-	assert.Zero(t, b.RecordedInputs(0))
-	data("A.1", 1, 11)
-	assert.Equal(t, 1, b.RecordedInputs(0))
-	require.NoError(t, b.Restart())
-	assert.Zero(t, b.RecordedInputs(0), "a restart forgets the inputs")
-	data("A.1", 1, 1)
-	assert.Equal(t, 1, b.RecordedInputs(0), "and records on")
-	b.RecordInputTimes(false)
-	assert.Zero(t, b.RecordedInputs(0), "off forgets")
-	data("A.1", 1, 2)
-	assert.Zero(t, b.RecordedInputs(0))
-}
-
 // swapEnv is a CopySender and BatchSwapper that records what it is given
 // and returns a fresh batch for every swap.
 type swapEnv struct {

@@ -62,6 +62,10 @@ type hooks struct {
 	pending  [2][]pend
 	upFloor  [2]floor // the floor of our upstream's queue
 	windowed bool     // the fragment holds a window operator
+	// times records (seq, event time) of each port's accepted inputs when
+	// records is on: Input adds to it, ackInputs maps the operators'
+	// horizon to an input position with it.
+	times [2]inputTimes
 
 	start time.Duration // when the run started (the ack rounds' phase)
 }
@@ -110,6 +114,7 @@ func (h *hooks) resetDown() {
 func (h *hooks) resetPort(p int) {
 	h.pending[p] = nil
 	h.sentL0[p], h.sentL1[p] = 0, 0
+	h.times[p].reset()
 }
 
 // Start turns retention (and, with a Horizon operator, the input-time
@@ -118,7 +123,6 @@ func (h *hooks) Start() {
 	if !h.n.IsSink() {
 		h.n.SetRetain(true)
 	}
-	h.n.RecordInputTimes(h.records)
 	h.start = h.n.Now()
 	h.armTick(h.cfg.AckInterval)
 	h.syncInputHook()
@@ -142,10 +146,10 @@ func (h *hooks) armTick(d time.Duration) {
 }
 
 // syncInputHook has the node call Input only while it has work for every
-// tuple: stopped ack rounds to restart, window results to drop as
-// incomplete or a dedup memory to feed. Otherwise (a busy host without
-// dedup) the input path costs what it costs without upstream backup, and
-// the input times a windowed fragment needs are recorded by the node.
+// tuple: input times to record (a fragment with a Horizon operator),
+// stopped ack rounds to restart, window results to drop as incomplete or a
+// dedup memory to feed. Otherwise (a busy host without a window or dedup)
+// the input path costs what it costs without upstream backup.
 func (h *hooks) syncInputHook() {
 	h.filters = h.dropWin[0].ok || h.dropWin[1].ok || h.mem[0] != nil || h.mem[1] != nil
 	if h.needsInput() {
@@ -156,7 +160,7 @@ func (h *hooks) syncInputHook() {
 }
 
 // needsInput reports whether Input has work for every tuple (see syncInputHook).
-func (h *hooks) needsInput() bool { return !h.ticking || h.filters }
+func (h *hooks) needsInput() bool { return h.records || !h.ticking || h.filters }
 
 // armTickInPhase arms the ack timer for the next round boundary, in phase
 // with the rounds of the hosts that ticked from the start.
@@ -264,7 +268,7 @@ func (h *hooks) ackInputs() {
 			ok  bool
 		)
 		if has {
-			cut, ok = n.InputCut(p, hz)
+			cut, ok = h.times[p].cut(hz)
 		} else {
 			cut, ok = h.lastInput(p)
 		}
@@ -297,7 +301,7 @@ func (h *hooks) ackInputs() {
 			// In place: slicing off the front left the next append no room,
 			// an allocation in nearly every round.
 			h.pending[p] = append(h.pending[p][:0], h.pending[p][rel+1:]...)
-			n.ForgetInputs(p, cut)
+			h.times[p].drop(cut)
 		}
 	}
 }
@@ -308,7 +312,7 @@ func (h *hooks) ackInputs() {
 // input position serves.
 func (h *hooks) lastInput(p int) (uint64, bool) {
 	if h.records {
-		return h.n.LastRecordedInput(p)
+		return h.times[p].lastSeq()
 	}
 	s := h.n.InputSeq(p)
 	return s, s > h.sentL1[p]
@@ -317,7 +321,7 @@ func (h *hooks) lastInput(p int) (uint64, bool) {
 // unreleased reports whether port p has inputs not yet released at level 1.
 func (h *hooks) unreleased(p int) bool {
 	if h.records {
-		return h.n.RecordedInputs(p) > 0
+		return h.times[p].size() > 0
 	}
 	return h.n.InputSeq(p) > h.sentL1[p]
 }
@@ -584,12 +588,16 @@ func (h *hooks) onIncomplete(m *ha.Message) {
 	h.syncInputHook()
 }
 
-// Input implements ha.InputHook: it restarts stopped ack rounds, then
-// drops incomplete window results and, with dedup, outputs already
-// received. The node calls it only while one of these can happen
+// Input implements ha.InputHook: it records the input's event time, restarts
+// stopped ack rounds, then drops incomplete window results and, with dedup,
+// outputs already received. The node calls it for every input its port
+// accepted (seq order, no duplicates) while one of these can happen
 // (syncInputHook).
 func (h *hooks) Input(t *ha.Tuple) bool {
 	p := int(t.Stream)
+	if h.records {
+		h.times[p].add(t.Seq, t.Time)
+	}
 	if !h.ticking {
 		h.armTickInPhase() // the rounds stopped while there was nothing to acknowledge
 	}

@@ -1,4 +1,4 @@
-package ha
+package upstreambackup
 
 import (
 	"sort"
@@ -19,7 +19,10 @@ type segment struct {
 
 // inputTimes is a compact record of (seq, event time) of the inputs one port
 // accepted, used to map an operator horizon (an event time) to an input seq
-// (Node.RecordInputTimes).
+// for the level-1 acknowledgements (hooks.records). It starts afresh
+// whenever the port's position does: the hooks reset it when the upstream
+// numbers afresh or the host restarts, and add resets it when a seq does
+// not follow the last one recorded (a renumbering it was not told of).
 type inputTimes struct {
 	// tail is a copy of segs[len(segs)-1], valid while a segment is live.
 	// add runs for every input and compares against it instead of loading
@@ -38,6 +41,11 @@ type inputTimes struct {
 func (l *inputTimes) add(seq uint64, t int64) {
 	if n := len(l.segs); n > int(l.head) {
 		s := &l.tail
+		if seq <= s.last {
+			l.reset() // a new numbering: what came before belongs to the old one
+			l.add(seq, t)
+			return
+		}
 		if seq == s.last+1 && t >= s.firstT && t-s.firstT < segmentSpan {
 			s.last = seq
 			s.maxT = max(s.maxT, t)

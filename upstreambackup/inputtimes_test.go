@@ -1,4 +1,4 @@
-package ha
+package upstreambackup
 
 import (
 	"math/rand/v2"
@@ -8,8 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-const ms = int64(1_000_000)
 
 func TestInputTimesCut(t *testing.T) {
 	var l inputTimes
