@@ -86,6 +86,11 @@ type Node struct {
 	catchMark [2]uint64
 	catching  uint8
 	marked    uint8
+	// merge holds, per input port, accepted tuples not yet delivered while
+	// a two-input fragment catches up (see node_merge.go); ended says a
+	// port accepted its source's end of stream.
+	merge [2][]Tuple
+	ended [2]bool
 
 	// awaiting holds live output for a new downstream primary until its
 	// resume request arrived and was answered, so nothing overtakes the replay.
