@@ -354,7 +354,7 @@ func lab3() *Lab {
 
 func lab4() *Lab {
 	l := &Lab{N: 4, Dir: "04-nondeterminism", Title: "Non-determinism",
-		Summary: "A union interleaved differently on the replica, in front of a hash chain that keeps the order: active standby's outputs stay wrong to the end of the run; shipping the primary's decisions makes it precise.",
+		Summary: "A union interleaved differently on the replica, in front of a hash chain: how long active standby's outputs stay wrong, and what shipping the primary's decisions buys and costs.",
 		Questions: []Question{
 			{Key: "p1", Predict: true, Text: "Before you run: without ship_decisions, once the sink has received a wrong output of a key, will that key's outputs become identical to the failure-free run's again before the run ends? (yes or no)"},
 			{Key: "q1", Text: "Which recovery does active standby achieve without ship_decisions (experiment.yaml)?"},
