@@ -374,7 +374,7 @@ func lab4() *Lab {
 		tail := lab4TailOf(r)
 		c.choice(spec{key: "p1", evidence: fmt.Sprintf("%d outputs differ, the last delivered at %s s; the last delivery of %s. The values are exact integers and the smallest difference is %s: no rounding.",
 			rec.Wrong, seconds(tail.lastWrongMs), tail.stillWrong, fmtNum(tail.minDiff)),
-			look: "what does the secondary's chain of a key hold after it took two inputs in another order, and what does every later head of that chain depend on?",
+			look:       "what does the secondary's chain of a key hold after it took two inputs in another order, and what does every later head of that chain depend on?",
 			confusions: []confusion{mistake("A running sum would forget the order once both tuples are in; a hash chain folds every value into the previous head, which already reflects the order.", "yes")}},
 			[]string{yesNo(len(tail.stillWrongKeys) == 0)})
 		c.choice(spec{key: "q1", evidence: fmt.Sprintf("The classifier says %s: %d wrong, %d missing, %d lost inputs; the wrong outputs run from %s s to the end of the run.", r.label(), rec.Wrong, rec.Missing, rec.LostInputs, seconds(tail.firstWrongMs)),
@@ -413,7 +413,7 @@ func lab4() *Lab {
 			} else {
 				c.choice(spec{key: "q4", evidence: fmt.Sprintf("At %s (%s s) A.1 added %s where the failure-free run added %s: from there on every head of the key's chain at A.1 differs.", reorder.ID, seconds(reorder.TMs), reorder.Newest, reorder.RefNewest),
 					look: "the line 'added the key's inputs in another order from …' of streamha why for the first wrong output.", why: why,
-					probe: "streamha why --first-wrong --run lab4-out",
+					probe:      "streamha why --first-wrong --run lab4-out",
 					confusions: []confusion{mistake("That is the first wrong delivery (q3); its value is wrong because the chain took another path earlier: follow 'in another order from' in streamha why.", wrong[0])}},
 					[]string{reorder.ID})
 			}

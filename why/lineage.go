@@ -18,11 +18,11 @@ type emitted struct {
 
 // scan is what one trace says about an id.
 type scan struct {
-	hops    []emitted
-	prev    []emitted // emits of key#(n-1), for a running aggregate
+	hops []emitted
+	prev []emitted // emits of key#(n-1), for a running aggregate
 	// steps are, for a running aggregate (id key#n), every emit of the
 	// key's earlier steps key#1 … key#n by host, in time order.
-	steps map[string][]emitted
+	steps   map[string][]emitted
 	sources map[uint64]emitted
 	// single are, per fragment and key, the single-source tuples its hosts
 	// emitted (each once, in emit order): the inputs of the next stage.
