@@ -251,15 +251,24 @@ func TestLab4Claims(t *testing.T) {
 	assert.Equal(t, "precise", s.label())
 	assert.Greater(t, *s.sr.Run.Overhead.MessagesRatio, *r.sr.Run.Overhead.MessagesRatio, "shipping costs messages")
 
-	// The discussion's variant: a running sum forgets the order once both
-	// tuples are in, and the same run is precise.
+	// The discussion's variants. A running sum forgets the order once both
+	// tuples are in: the same run is precise. Passive standby is a gap
+	// without logged decisions and still divergent with them (the input A
+	// never processed comes back in per-source replays).
 	b, err := l.File("experiment.yaml")
 	require.NoError(t, err)
-	sum, err := experiment.Parse([]byte(strings.Replace(string(b), "{hash_chain: {}}", "{running_sum: {}}", 1)), "running-sum")
-	require.NoError(t, err)
-	cmp, err := sim.Compare(sum, []string{"active-standby"})
-	require.NoError(t, err)
-	assert.Equal(t, "precise", cmp.Runs[0].Run.Recovery.Label())
+	variant := func(name, from, to, strategy string) string {
+		t.Helper()
+		e, err := experiment.Parse([]byte(strings.Replace(string(b), from, to, 1)), name)
+		require.NoError(t, err)
+		cmp, err := sim.Compare(e, []string{strategy})
+		require.NoError(t, err)
+		return cmp.Runs[0].Run.Recovery.Label()
+	}
+	const as = "strategy: {name: active-standby, ship_decisions: false}"
+	assert.Equal(t, "precise", variant("running-sum", "{hash_chain: {}}", "{running_sum: {}}", "active-standby"))
+	assert.Equal(t, "gap", variant("passive", as, "strategy: {name: passive-standby}", "passive-standby"))
+	assert.Equal(t, "rollback/divergent", variant("passive-logged", as, "strategy: {name: passive-standby, log_nondeterminism: true}", "passive-standby"))
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
