@@ -3,6 +3,7 @@ package labs
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -158,3 +159,6 @@ func ratioOf(p *float64) float64 {
 	}
 	return *p
 }
+
+// seconds formats a time in ms as seconds with three decimals.
+func seconds(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 3, 64) }
