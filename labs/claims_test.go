@@ -252,9 +252,11 @@ func TestLab4Claims(t *testing.T) {
 	assert.Greater(t, *s.sr.Run.Overhead.MessagesRatio, *r.sr.Run.Overhead.MessagesRatio, "shipping costs messages")
 
 	// The discussion's variants. A running sum forgets the order once both
-	// tuples are in: the same run is precise. Passive standby is a gap
-	// without logged decisions and still divergent with them (the input A
-	// never processed comes back in per-source replays).
+	// tuples are in: the same run is precise. A restored passive backup
+	// merges the two replays by event time, the live order on a network
+	// without jitter (precise, logged or not); with jitter the live order
+	// differs and the chain keeps the difference (divergent, logged or not:
+	// the input A never processed is merged by event time).
 	b, err := l.File("experiment.yaml")
 	require.NoError(t, err)
 	variant := func(name, from, to, strategy string) string {
@@ -267,8 +269,21 @@ func TestLab4Claims(t *testing.T) {
 	}
 	const as = "strategy: {name: active-standby, ship_decisions: false}"
 	assert.Equal(t, "precise", variant("running-sum", "{hash_chain: {}}", "{running_sum: {}}", "active-standby"))
-	assert.Equal(t, "gap", variant("passive", as, "strategy: {name: passive-standby}", "passive-standby"))
-	assert.Equal(t, "rollback/divergent", variant("passive-logged", as, "strategy: {name: passive-standby, log_nondeterminism: true}", "passive-standby"))
+	const ps, psLogged = "strategy: {name: passive-standby}", "strategy: {name: passive-standby, log_nondeterminism: true}"
+	assert.Equal(t, "precise", variant("passive", as, ps, "passive-standby"))
+	assert.Equal(t, "precise", variant("passive-logged", as, psLogged, "passive-standby"))
+	jitter := func(name, to string) string {
+		t.Helper()
+		y := strings.Replace(strings.Replace(string(b), as, to, 1), "jitter: 0s", "jitter: 300us", 1)
+		require.NotEqual(t, string(b), y)
+		e, err := experiment.Parse([]byte(y), name)
+		require.NoError(t, err)
+		cmp, err := sim.Compare(e, []string{"passive-standby"})
+		require.NoError(t, err)
+		return cmp.Runs[0].Run.Recovery.Label()
+	}
+	assert.Equal(t, "rollback/divergent", jitter("passive-jitter", ps))
+	assert.Equal(t, "rollback/divergent", jitter("passive-logged-jitter", psLogged))
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
