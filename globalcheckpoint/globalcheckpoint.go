@@ -150,8 +150,11 @@ func (s *Strategy) InitialReceivers(hosts []string) []string { return hosts[:1] 
 // Hooks implements ha.Strategy.
 func (s *Strategy) Hooks(n *ha.Node) ha.Hooks {
 	h := &hooks{n: n, cfg: s.cfg}
-	if n.IsSink() {
-		h.co = &coordinator{pending: map[uint64][][]byte{}, reading: -1}
+	switch {
+	case n.IsSink():
+		h.st = newStore(n.Topology())
+	case !n.IsSource():
+		h.co = newCoordinator(n)
 	}
 	return h
 }
