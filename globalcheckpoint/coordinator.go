@@ -108,7 +108,14 @@ func (h *hooks) coordPeerDown(host string) {
 	if !ok || f < 0 || f >= len(n.Topology().Frags) {
 		return
 	}
-	if n.Route(f).Primary == host || (co.targets != nil && co.targets[f] == host) {
+	// Once this coordinator ordered a rollback, its targets are the
+	// fragments' hosts (a route announcing one may still be on its way);
+	// before, the routes are.
+	serves := n.Route(f).Primary == host
+	if co.targets != nil {
+		serves = co.targets[f] == host
+	}
+	if serves {
 		h.rollback(host + " failed")
 	}
 }

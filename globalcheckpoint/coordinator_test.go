@@ -143,3 +143,33 @@ func TestStoreCutOffKeepsTheCoordinator(t *testing.T) {
 		})
 	}
 }
+
+// unionYAML is a union of two sources feeding a running sum (arbitrary),
+// whose first fragment's host, the coordinator, crashes: the soak case
+// that found the new coordinator rolling back twice (its own detector
+// declared A dead after its takeover rollback began) and the sink taking
+// the first rollback's route for the second's.
+const unionYAML = `name: union-coordinator-crash
+seed: 1840187891
+duration: 3s
+drain: 2s
+source: {rate: 600, keys: 16, arrival: poisson, streams: 2}
+nodes:
+  - {name: A, ops: [{union: {}}, {running_sum: {}}]}
+  - {name: B, ops: [{map: {scale: 1}}]}
+spares: 2
+network: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}
+detector: {heartbeat: 50ms, timeout: 200ms}
+strategy: {name: global-checkpoint, sink: at-least-once, checkpoint_interval: 1s}
+faults: [{at: 1.69s, crash: A}]
+`
+
+func TestCoordinatorCrashOnAUnionRollsBackOnce(t *testing.T) {
+	e, err := experiment.Parse([]byte(unionYAML), "test")
+	require.NoError(t, err)
+	sr, tr := run(t, e)
+	r := sr.Run.Recovery
+	assert.Equal(t, "rollback", r.Type, "a union re-interleaved: %+v", r)
+	assert.Zero(t, r.Missing+int(r.LostInputs), "recovery %+v", r)
+	assert.Len(t, notes(tr, "sink", "ordered by coordinator"), 1, "the takeover's rollback already restarts A's fragment on A.1")
+}

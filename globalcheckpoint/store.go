@@ -39,7 +39,7 @@ type store struct {
 	restored []bool
 	reading  int // the fragment whose snapshot the store is reading, -1: none
 	// sink position to take after the rollback: set when the last
-	// fragment's restarted primary announces its route
+	// fragment's restarted primary acknowledges its restore
 	resetPending bool
 	resetTo      uint64
 	// transactional sink: outputs up to committed are released; held
@@ -485,7 +485,10 @@ func (h *hooks) onRestored(m *ha.Message) {
 	st.restored[f] = true
 	if f == len(st.targets)-1 {
 		// The acknowledgement follows the restarted last fragment's route
-		// on the same link: if the route was lost, the sink resets here.
+		// on the same link, before any output of its new execution, and
+		// names its generation: a route alone may come from the takeover
+		// of an earlier generation's restore still on its way when this
+		// rollback began.
 		h.resetSink()
 	}
 	if !slices.Contains(st.restored, false) {
@@ -494,22 +497,6 @@ func (h *hooks) onRestored(m *ha.Message) {
 		return
 	}
 	h.sendRestores()
-}
-
-// RouteChanged implements ha.Hooks: once the last fragment's restarted
-// primary announces its route, the sink takes its input position from
-// the restored checkpoint, so the outputs that follow it are accepted
-// again (and, with an at-least-once sink, delivered again).
-func (h *hooks) RouteChanged(old, r ha.Route) {
-	st, n := h.st, h.n
-	if st == nil || !st.resetPending || st.targets == nil {
-		return
-	}
-	last := len(n.Topology().Frags) - 1
-	if r.Frag != last || r.Primary != st.targets[last] || r.Epoch <= old.Epoch {
-		return
-	}
-	h.resetSink()
 }
 
 // resetSink takes the sink's input position back to the restored
