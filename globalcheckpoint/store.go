@@ -374,11 +374,23 @@ func (h *hooks) onRollback(m *ha.Message) {
 		Note: fmt.Sprintf("global rollback %d to checkpoint %d on %s, ordered by coordinator %s (term %d)", st.gen, st.done, strings.Join(st.targets, ", "), st.coord, st.term)})
 	h.sendBegun()
 	h.sendRestores()
+	// The sink's position after the rollback: the restored checkpoint's
+	// output seq, or, behind it (outputs lost on the way), what the sink
+	// had received when the rollback began — what it drops from now on
+	// still moves its position, so it is taken now. A rollback that
+	// follows another before the sink reset restores the same checkpoint
+	// and keeps that position.
 	last := len(topo.Frags) - 1
-	st.resetPending, st.resetTo = true, 0
+	var out uint64
 	if st.snaps != nil {
-		st.resetTo = st.snaps[last].OutSeq
+		out = st.snaps[last].OutSeq
 	}
+	if st.resetPending {
+		st.resetTo = min(st.resetTo, out)
+	} else {
+		st.resetTo = min(out, n.InputSeq(0))
+	}
+	st.resetPending = true
 	if h.cfg.Sink == SinkTransactional {
 		// Abort: what no completed checkpoint covers is produced again.
 		st.held = slices.DeleteFunc(st.held, func(t ha.Tuple) bool { return t.Seq > st.committed })
@@ -507,9 +519,8 @@ func (h *hooks) resetSink() {
 		return
 	}
 	st.resetPending = false
-	// Behind the checkpoint (outputs lost on the way), the sink asks the
-	// restarted fragment to resend from where it is: the snapshot's log.
-	st.resetTo = min(st.resetTo, n.InputSeq(0))
+	// Behind the checkpoint, the sink asks the restarted fragment to
+	// resend from there: the snapshot's log.
 	n.SetInputSeq(0, st.resetTo)
 	// What arrived from the old execution after the rollback began is produced again.
 	st.held = slices.DeleteFunc(st.held, func(t ha.Tuple) bool { return t.Seq > st.resetTo })
