@@ -405,7 +405,7 @@ func (h *hooks) onRestore(m *ha.Message) {
 	}
 	if err != nil {
 		// Nothing sensible to run: stay as it is and say why; the
-		// coordinator re-sends the restore.
+		// store re-sends the restore.
 		n.Trace(ha.Event{Kind: ha.EvNote, Peer: m.From, Seq: m.Seq, Note: "restore failed: " + err.Error()})
 		return
 	}

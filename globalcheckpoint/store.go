@@ -171,8 +171,8 @@ func at(s []uint64, i int) uint64 {
 }
 
 // sinkInput drops what the job produces between the start of a rollback
-// and the restarted last fragment's route (the old execution, which Flink
-// would have cancelled), and, with a transactional sink, holds an output
+// and the restarted last fragment's acknowledgement (the old execution,
+// which Flink would have cancelled), and, with a transactional sink, holds an output
 // until a completed checkpoint covers it.
 func (h *hooks) sinkInput(t *ha.Tuple) bool {
 	st := h.st
