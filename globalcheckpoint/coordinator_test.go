@@ -208,3 +208,34 @@ func TestRollbackAfterLostOutputsLosesNothing(t *testing.T) {
 	assert.Contains(t, []string{"precise", "rollback/repeating"}, r.Label(), "recovery %+v", r)
 	assert.NotEmpty(t, notes(tr, "sink", "ordered by coordinator A"), "B's isolation rolls the job back")
 }
+
+// noCheckpointYAML crashes B before the first checkpoint completes, then
+// loses some of B.1's messages: the soak case that found the sink, reset
+// to "nothing received" after the rollback, taking B.1's next output as
+// the start of a fresh stream instead of asking for the outputs before it.
+const noCheckpointYAML = `name: no-checkpoint-yet
+seed: 505997604
+duration: 3s
+drain: 2s
+source: {rate: 700, keys: 16}
+nodes:
+  - {name: A, ops: [{filter: {value_gt: 0.1}}, {map: {scale: 2}}]}
+  - {name: B, ops: [{map: {scale: 1}}]}
+spares: 2
+network: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}
+detector: {heartbeat: 50ms, timeout: 200ms}
+strategy: {name: global-checkpoint, sink: transactional, checkpoint_interval: 1s}
+faults:
+  - {at: 820ms, crash: B}
+  - {at: 950ms, for: 220ms, loss: {from: B.1, p: 0.2}}
+  - {at: 1.09s, crash: A.2}
+`
+
+func TestRollbackBeforeTheFirstCheckpointLosesNothing(t *testing.T) {
+	e, err := experiment.Parse([]byte(noCheckpointYAML), "test")
+	require.NoError(t, err)
+	sr, tr := run(t, e)
+	r := sr.Run.Recovery
+	assert.Equal(t, "precise", r.Type, "recovery %+v", r)
+	assert.NotEmpty(t, notes(tr, "sink", "global rollback 1 to checkpoint 0"), "no checkpoint completed before the crash")
+}

@@ -520,8 +520,17 @@ func (h *hooks) resetSink() {
 	}
 	st.resetPending = false
 	// Behind the checkpoint, the sink asks the restarted fragment to
-	// resend from there: the snapshot's log.
-	n.SetInputSeq(0, st.resetTo)
+	// resend from there: the snapshot's log. Back to the start, its input
+	// is as at the start of the run: output seq 1 is the next one, and a
+	// later one is a gap to repair (SetInputSeq 0 would take any next seq
+	// as the start of a fresh stream).
+	if st.resetTo == 0 {
+		if err := n.Restart(); err != nil {
+			n.Trace(ha.Event{Kind: ha.EvNote, Note: "sink reset failed: " + err.Error()})
+		}
+	} else {
+		n.SetInputSeq(0, st.resetTo)
+	}
 	// What arrived from the old execution after the rollback began is produced again.
 	st.held = slices.DeleteFunc(st.held, func(t ha.Tuple) bool { return t.Seq > st.resetTo })
 }
