@@ -12,7 +12,6 @@ import (
 	"github.com/streamha/streamha/experiment"
 
 	_ "github.com/streamha/streamha/activestandby"
-	_ "github.com/streamha/streamha/globalcheckpoint"
 	_ "github.com/streamha/streamha/passivestandby"
 	_ "github.com/streamha/streamha/upstreambackup"
 )
