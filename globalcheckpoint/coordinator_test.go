@@ -199,14 +199,21 @@ faults:
   - {at: 4.19s, for: 830ms, delay: {from: A.2, extra: 96ms}}
 `
 
+// With a 100 ms interval B.1's acknowledgement is lost and it completes
+// a checkpoint first: the store completed it, and let B.1 trim by what
+// the sink had counted, before the sink took its position back.
 func TestRollbackAfterLostOutputsLosesNothing(t *testing.T) {
-	e, err := experiment.Parse([]byte(lossyLastLinkYAML), "test")
-	require.NoError(t, err)
-	sr, tr := run(t, e)
-	r := sr.Run.Recovery
-	assert.Zero(t, r.Missing+r.Wrong+int(r.LostInputs), "recovery %+v", r)
-	assert.Contains(t, []string{"precise", "rollback/repeating"}, r.Label(), "recovery %+v", r)
-	assert.NotEmpty(t, notes(tr, "sink", "ordered by coordinator A"), "B's isolation rolls the job back")
+	for _, iv := range []string{"500ms", "100ms"} {
+		t.Run(iv, func(t *testing.T) {
+			e, err := experiment.Parse([]byte(strings.Replace(lossyLastLinkYAML, "checkpoint_interval: 500ms", "checkpoint_interval: "+iv, 1)), "test")
+			require.NoError(t, err)
+			sr, tr := run(t, e)
+			r := sr.Run.Recovery
+			assert.Zero(t, r.Missing+r.Wrong+int(r.LostInputs), "recovery %+v", r)
+			assert.Contains(t, []string{"precise", "rollback/repeating"}, r.Label(), "recovery %+v", r)
+			assert.NotEmpty(t, notes(tr, "sink", "ordered by coordinator A"), "B's isolation rolls the job back")
+		})
+	}
 }
 
 // noCheckpointYAML crashes B before the first checkpoint completes, then
