@@ -8,145 +8,138 @@ import (
 	"github.com/streamha/streamha/ha"
 )
 
-// ---- coordinator and store (the sink's host) ----
+// ---- the coordinator (a fragment host) ----
 
-// onSnap stores a fragment's snapshot and completes the checkpoint once
-// every fragment's is stored.
-func (h *hooks) onSnap(m *ha.Message) {
+// coordinator is the checkpoint coordinator, Flink's JobManager: it
+// decides when a checkpoint is complete, watches the fragments' primaries
+// and orders the global rollback, and tells the sources and fragments how
+// far to trim. Every fragment host has one; it is active on the host the
+// store appointed, at the store's term. It keeps nothing the store cannot
+// give a successor: the store answers each of its orders with what it
+// needs (positions, generation, targets).
+type coordinator struct {
+	active bool
+	term   uint64 // the newest term this host knows of
+	gen    uint64 // the rollback generation the store last confirmed
+	done   uint64 // the last checkpoint the store completed on its order
+	// asking: a rollback order awaits the store's answer (re-sent every
+	// retryEvery); why says what caused it
+	asking bool
+	why    string
+	// targets are the hosts of the current generation, per fragment
+	targets []string
+	stalled bool // a rollback waits for a live host of some fragment
+	// suspect is the predecessor the store replaced, not chosen as a
+	// restore target in the takeover's rollback even if this host's
+	// detector has not declared it dead yet
+	suspect string
+	// acks: checkpoint id → fragments whose snapshot the store holds
+	acks map[uint64][]bool
+}
+
+func newCoordinator(n *ha.Node) *coordinator {
+	co := &coordinator{acks: map[uint64][]bool{}}
+	if n.Host() == initialCoordinator(n.Topology()) {
+		co.active, co.term = true, 1
+	}
+	return co
+}
+
+// fromStore reports whether m comes from the store.
+func (h *hooks) fromStore(m *ha.Message) bool { return m.From == h.n.Topology().Sink }
+
+// sendToStore sends an order of type typ at this coordinator's term.
+func (h *hooks) sendToStore(typ string, o *order) {
+	o.Term = h.co.term
+	sendOrder(h.n, h.n.Topology().Sink, typ, o)
+}
+
+// onAppoint makes this host the coordinator at the store's new term. Its
+// predecessor's host failed — a fragment host, so a fragment failure —
+// and whatever rollback or checkpoint it had under way is lost with it:
+// the new coordinator rolls the job back to the last completed checkpoint.
+func (h *hooks) onAppoint(m *ha.Message) {
 	co, n := h.co, h.n
-	if co == nil {
+	o, ok := readOrder(n, m)
+	if co == nil || !ok || !h.fromStore(m) || o.Term < co.term {
 		return
 	}
-	s, err := decodeSnapshot(m.Body)
-	if err != nil {
-		n.Trace(ha.Event{Kind: ha.EvNote, Peer: m.From, Seq: m.Seq, Note: "snapshot dropped: " + err.Error()})
+	if o.Term == co.term {
+		if co.active && co.asking {
+			h.askRollback() // the store has not heard from this coordinator yet
+		}
 		return
 	}
-	frags := len(n.Topology().Frags)
-	if s.Gen != co.gen || s.ID <= co.done || s.Frag >= uint64(frags) || n.Route(int(s.Frag)).Primary != m.From {
-		return // from before a rollback, superseded, or from a fenced host
+	pred := ""
+	if len(o.Hosts) > 0 && o.Hosts[0] != n.Host() {
+		pred = o.Hosts[0]
 	}
-	bodies := co.pending[s.ID]
-	if bodies == nil {
-		bodies = make([][]byte, frags)
-		co.pending[s.ID] = bodies
-	}
-	bodies[s.Frag] = slices.Clone(m.Body) // m is valid only during the call
-	n.Trace(ha.Event{Kind: ha.EvCheckpointEnd, Peer: m.From, Seq: s.ID, N: int64(len(m.Body)), Note: "stored"})
-	if !slices.ContainsFunc(bodies, func(b []byte) bool { return b == nil }) {
-		h.complete(s.ID, bodies)
-	}
+	co.active, co.term, co.gen, co.done, co.suspect = true, o.Term, o.Gen, o.ID, pred
+	co.asking, co.targets, co.stalled = false, nil, false
+	clear(co.acks)
+	n.Trace(ha.Event{Kind: ha.EvNote, Peer: pred, Seq: o.ID, N: int64(o.Term),
+		Note: fmt.Sprintf("coordinator takeover at term %d from %s: rolls the job back to checkpoint %d", o.Term, pred, o.ID)})
+	h.rollback("coordinator takeover from " + pred)
 }
 
-// complete makes checkpoint id the one a rollback restores, lets every
-// source and fragment trim what it no longer needs and, with a
-// transactional sink, releases the outputs it covers.
-func (h *hooks) complete(id uint64, bodies [][]byte) {
+// onFenced deactivates a coordinator the store replaced.
+func (h *hooks) onFenced(m *ha.Message) {
 	co, n := h.co, h.n
-	snaps := make([]*snapshot, len(bodies))
-	total := 0
-	for i, b := range bodies {
-		snaps[i], _ = decodeSnapshot(b) // decoded once already in onSnap
-		total += len(b)
+	o, ok := readOrder(n, m)
+	if co == nil || !ok || !h.fromStore(m) || o.Term < co.term || len(o.Hosts) == 0 || o.Hosts[0] == n.Host() {
+		return
 	}
-	co.done, co.bodies, co.snaps = id, bodies, snaps
-	for k := range co.pending {
-		if k <= id {
-			delete(co.pending, k)
-		}
-	}
-	n.Trace(ha.Event{Kind: ha.EvCheckpointEnd, Seq: id, N: int64(total), Note: "completed: every fragment's snapshot is stored"})
-	topo := n.Topology()
-	last := len(topo.Frags) - 1
-	trim := func(to string, pos uint64) {
-		if to != "" && !n.Down(to) {
-			b := barrier{Gen: co.gen, ID: id, Pos: pos}
-			n.Send(to, &ha.Message{Kind: ha.KindStrategy, Type: typeComplete, Seq: id, Body: b.encode()})
-		}
-	}
-	for p, src := range topo.Sources {
-		if p < len(snaps[0].In) {
-			trim(src, snaps[0].In[p])
-		}
-	}
-	for f := 0; f < last; f++ {
-		trim(n.Route(f).Primary, snaps[f+1].In[0])
-	}
-	trim(n.Route(last).Primary, min(snaps[last].OutSeq, n.InputSeq(0)))
-	if h.cfg.Sink == SinkTransactional {
-		co.committed = max(co.committed, snaps[last].OutSeq)
-		h.release()
+	co.term = o.Term
+	if co.active {
+		co.active, co.asking = false, false
+		n.Trace(ha.Event{Kind: ha.EvNote, Peer: o.Hosts[0], N: int64(o.Term),
+			Note: fmt.Sprintf("coordinator fenced: the store appointed %s at term %d", o.Hosts[0], o.Term)})
 	}
 }
 
-// sinkInput drops what the job produces between the start of a rollback
-// and the restarted last fragment's route (the old execution, which Flink
-// would have cancelled), and, with a transactional sink, holds an output
-// until a completed checkpoint covers it.
-func (h *hooks) sinkInput(t *ha.Tuple) bool {
-	co := h.co
-	if co.resetPending && !t.IsEnd() {
-		return false
-	}
-	if h.cfg.Sink != SinkTransactional || t.IsEnd() || t.Seq <= co.committed {
-		return true
-	}
-	// A seq held already was produced again (the sink's position went back
-	// to the restored checkpoint): the new copy replaces the old ones.
-	if n := len(co.held); n > 0 && co.held[n-1].Seq >= t.Seq {
-		co.held = slices.DeleteFunc(co.held, func(h ha.Tuple) bool { return h.Seq >= t.Seq })
-	}
-	co.held = append(co.held, *t)
-	return false
-}
-
-// release delivers the held outputs the last completed checkpoint covers.
-func (h *hooks) release() {
+// coordPeerDown: the failure of a fragment's primary (or of a host
+// restarting one) rolls the whole job back.
+func (h *hooks) coordPeerDown(host string) {
 	co, n := h.co, h.n
-	i := 0
-	for ; i < len(co.held) && co.held[i].Seq <= co.committed; i++ {
-		n.Trace(ha.Event{Kind: ha.EvDeliver, Tuple: &co.held[i]})
-	}
-	if i > 0 {
-		n.Work(i, 0)
-		co.held = slices.Delete(co.held, 0, i)
-	}
-}
-
-// PeerDown implements ha.Hooks: at the coordinator, the failure of a
-// fragment's primary (or of a host restarting one) rolls the whole job back.
-func (h *hooks) PeerDown(host string) {
-	co, n := h.co, h.n
-	if co == nil {
+	if !co.active {
 		return
 	}
 	f, ok := n.Topology().FragOf(host)
 	if !ok || f < 0 || f >= len(n.Topology().Frags) {
 		return
 	}
-	if n.Route(f).Primary == host || (co.targets != nil && co.targets[f] == host) {
-		h.rollback(fmt.Sprintf("%s failed", host))
+	// Once this coordinator ordered a rollback, its targets are the
+	// fragments' hosts (a route announcing one may still be on its way);
+	// before, the routes are.
+	serves := n.Route(f).Primary == host
+	if co.targets != nil {
+		serves = co.targets[f] == host
+	}
+	if serves {
+		h.rollback(host + " failed")
 	}
 }
 
-// PeerUp implements ha.Hooks: a rollback that found some fragment without
-// a live host is tried again.
-func (h *hooks) PeerUp(string) {
-	if h.co != nil && h.co.stalled {
+// coordPeerUp: a rollback that found some fragment without a live host
+// is tried again.
+func (h *hooks) coordPeerUp(string) {
+	if h.co.active && h.co.stalled {
 		h.rollback("a host is back")
 	}
 }
 
-// rollback restarts every fragment from the last completed checkpoint:
-// each on its primary if alive, else on its first live host.
+// rollback chooses a host per fragment — its primary if alive, else its
+// first live host — and orders the store to restart every fragment there
+// from the last completed checkpoint.
 func (h *hooks) rollback(why string) {
 	co, n := h.co, h.n
 	topo := n.Topology()
+	dead := func(x string) bool { return x != n.Host() && (n.Down(x) || x == co.suspect) }
 	targets := make([]string, len(topo.Frags))
 	for f, fr := range topo.Frags {
 		t := n.Route(f).Primary
-		if n.Down(t) {
-			i := slices.IndexFunc(fr.Hosts, func(x string) bool { return !n.Down(x) })
+		if dead(t) {
+			i := slices.IndexFunc(fr.Hosts, func(x string) bool { return !dead(x) })
 			t = ""
 			if i >= 0 {
 				t = fr.Hosts[i]
@@ -160,154 +153,101 @@ func (h *hooks) rollback(why string) {
 		targets[f] = t
 	}
 	co.stalled = false
-	co.gen++
-	co.targets, co.restored, co.reading = targets, make([]bool, len(targets)), -1
-	clear(co.pending)
-	n.Trace(ha.Event{Kind: ha.EvNote, Seq: co.done, N: int64(co.gen),
-		Note: fmt.Sprintf("%s: global rollback %d to checkpoint %d on %s", why, co.gen, co.done, strings.Join(targets, ", "))})
-	h.sendRestores()
-	last := len(topo.Frags) - 1
-	for p, src := range topo.Sources {
-		b := barrier{Gen: co.gen, ID: co.done}
-		if co.snaps != nil && p < len(co.snaps[0].In) {
-			b.Pos = co.snaps[0].In[p]
-		}
+	co.asking, co.why, co.targets = true, why, targets
+	n.Trace(ha.Event{Kind: ha.EvNote, Seq: co.done, N: int64(co.gen + 1),
+		Note: fmt.Sprintf("%s: coordinator orders global rollback %d on %s", why, co.gen+1, strings.Join(targets, ", "))})
+	h.askRollback()
+	n.SetTimer(retryEvery, timerAsk)
+}
+
+// askRollback sends the pending rollback order.
+func (h *hooks) askRollback() {
+	co := h.co
+	h.sendToStore(typeRollback, &order{Gen: co.gen, Hosts: co.targets})
+}
+
+// askTimer re-sends a rollback order the store has not answered.
+func (h *hooks) askTimer() {
+	if h.co.active && h.co.asking {
+		h.askRollback()
+		h.n.SetTimer(retryEvery, timerAsk)
+	}
+}
+
+// onBegun: the store started the rollback. The coordinator tells each
+// source where its replay restarts, and orders the next rollback at once
+// if a target failed meanwhile.
+func (h *hooks) onBegun(m *ha.Message) {
+	co, n := h.co, h.n
+	o, ok := readOrder(n, m)
+	if co == nil || !ok || !h.fromStore(m) || !co.active || o.Term != co.term || o.Gen <= co.gen {
+		return
+	}
+	co.gen, co.done, co.targets, co.asking, co.suspect = o.Gen, o.ID, o.Hosts, false, ""
+	clear(co.acks)
+	for p, src := range n.Topology().Sources {
+		b := barrier{Gen: o.Gen, ID: o.ID, Pos: at(o.Vals, p)}
 		n.Send(src, &ha.Message{Kind: ha.KindStrategy, Type: typeRewind, Body: b.encode()})
 	}
-	co.resetPending, co.resetTo = true, 0
-	if co.snaps != nil {
-		co.resetTo = co.snaps[last].OutSeq
-	}
-	if h.cfg.Sink == SinkTransactional {
-		// Abort: what no completed checkpoint covers is produced again.
-		co.held = slices.DeleteFunc(co.held, func(t ha.Tuple) bool { return t.Seq > co.committed })
-	}
-	n.SetTimer(retryEvery, timerRetry)
-}
-
-// sendRestores restarts the first fragment, in chain order, that has not
-// acknowledged its restore: the store reads its snapshot (CPU per byte on
-// the store's host) and sends it once read. The next fragment's follows
-// the acknowledgement, so every fragment restarts after its upstream
-// announced its new epoch and never takes input from the old execution;
-// and a job with more state in all takes longer to restore.
-func (h *hooks) sendRestores() {
-	co, n := h.co, h.n
-	f := slices.Index(co.restored, false)
-	if f < 0 || co.reading >= 0 {
-		return
-	}
-	co.reading = f
-	n.Work(0, len(h.restoreBody(f)))
-	n.SetTimer(0, timerRead)
-}
-
-// sendRead sends the snapshot just read to its fragment's restore target.
-func (h *hooks) sendRead() {
-	co, n := h.co, h.n
-	if co == nil || co.reading < 0 {
-		return
-	}
-	f := co.reading
-	co.reading = -1
-	t := co.targets[f]
-	if co.restored[f] || n.Down(t) {
-		return
-	}
-	// The target takes over at the epoch after the newest it knows: tell
-	// it the newest route of its fragment the coordinator knows first (a
-	// host cut off while another took its fragment over may not know
-	// it), so its takeover supersedes every earlier one.
-	r := n.Route(f)
-	n.Send(t, &ha.Message{Kind: ha.KindRoute, Route: &r})
-	n.Send(t, &ha.Message{Kind: ha.KindStrategy, Type: typeRestore, Seq: co.gen, Body: h.restoreBody(f)})
-}
-
-// restoreBody is fragment f's snapshot in the last completed checkpoint,
-// or an empty one (start afresh) when none completed yet.
-func (h *hooks) restoreBody(f int) []byte {
-	if h.co.bodies != nil {
-		return h.co.bodies[f]
-	}
-	return (&snapshot{Frag: uint64(f)}).encode()
-}
-
-// retryRestore re-sends unacknowledged restores until every fragment
-// restarted, and asks a restarted host whose route the coordinator has
-// not learned (the announcement was lost) for it: until then the sink
-// would drop its fragment's output as coming from a host that is not the
-// primary.
-func (h *hooks) retryRestore() {
-	co, n := h.co, h.n
-	if co == nil || co.targets == nil {
-		return
-	}
-	pending := slices.Contains(co.restored, false)
-	for f, t := range co.targets {
-		if co.restored[f] && n.Route(f).Primary != t && !n.Down(t) {
-			n.Send(t, &ha.Message{Kind: ha.KindRoute, Type: ha.RouteQueryType})
-			pending = true
+	for _, t := range co.targets {
+		if n.Down(t) {
+			h.rollback(t + " failed")
+			return
 		}
 	}
-	if !pending {
-		return
-	}
-	h.sendRestores()
-	n.SetTimer(retryEvery, timerRetry)
 }
 
-// onRestored records that a fragment restarted in the current rollback.
-func (h *hooks) onRestored(m *ha.Message) {
+// onStored counts the snapshots the store holds and orders it to complete
+// a checkpoint once it holds every fragment's.
+func (h *hooks) onStored(m *ha.Message) {
 	co, n := h.co, h.n
-	if co == nil || m.Seq != co.gen || co.targets == nil {
+	o, ok := readOrder(n, m)
+	frags := len(n.Topology().Frags)
+	if co == nil || !ok || !h.fromStore(m) || !co.active || o.Term != co.term || o.Gen != co.gen || o.ID <= co.done ||
+		len(o.Vals) != 1 || o.Vals[0] >= uint64(frags) {
 		return
 	}
-	f := slices.Index(co.targets, m.From)
-	if f < 0 || co.restored[f] {
+	got := co.acks[o.ID]
+	if got == nil {
+		got = make([]bool, frags)
+		co.acks[o.ID] = got
+	}
+	got[o.Vals[0]] = true
+	if slices.Contains(got, false) {
 		return
 	}
-	co.restored[f] = true
-	if f == len(co.targets)-1 {
-		// The acknowledgement follows the restarted last fragment's route
-		// on the same link: if the route was lost, the sink resets here.
-		h.resetSink()
+	for k := range co.acks {
+		if k <= o.ID {
+			delete(co.acks, k)
+		}
 	}
-	if !slices.Contains(co.restored, false) {
-		n.Trace(ha.Event{Kind: ha.EvNote, Seq: co.done, N: int64(co.gen),
-			Note: fmt.Sprintf("global rollback %d: every fragment restarted from checkpoint %d", co.gen, co.done)})
-		return
-	}
-	h.sendRestores()
+	h.sendToStore(typeCommit, &order{Gen: co.gen, ID: o.ID})
 }
 
-// RouteChanged implements ha.Hooks: once the last fragment's restarted
-// primary announces its route, the sink takes its input position from
-// the restored checkpoint, so the outputs that follow it are accepted
-// again (and, with an at-least-once sink, delivered again).
-func (h *hooks) RouteChanged(old, r ha.Route) {
+// onCommitted tells every source and fragment primary how far it may
+// trim its retained output now that the store completed checkpoint o.ID.
+func (h *hooks) onCommitted(m *ha.Message) {
 	co, n := h.co, h.n
-	if co == nil || !co.resetPending || co.targets == nil {
+	o, ok := readOrder(n, m)
+	topo := n.Topology()
+	if co == nil || !ok || !h.fromStore(m) || !co.active || o.Term != co.term || o.Gen != co.gen || o.ID <= co.done ||
+		len(o.Vals) != len(topo.Sources)+len(topo.Frags) {
 		return
 	}
-	last := len(n.Topology().Frags) - 1
-	if r.Frag != last || r.Primary != co.targets[last] || r.Epoch <= old.Epoch {
-		return
+	co.done = o.ID
+	trim := func(to string, pos uint64) {
+		b := barrier{Gen: o.Gen, ID: o.ID, Pos: pos}
+		switch {
+		case to == n.Host():
+			h.trim(b)
+		case to != "" && !n.Down(to):
+			n.Send(to, &ha.Message{Kind: ha.KindStrategy, Type: typeComplete, Seq: o.ID, Body: b.encode()})
+		}
 	}
-	h.resetSink()
-}
-
-// resetSink takes the sink's input position back to the restored
-// checkpoint, once per rollback.
-func (h *hooks) resetSink() {
-	co, n := h.co, h.n
-	if !co.resetPending {
-		return
+	for p, src := range topo.Sources {
+		trim(src, o.Vals[p])
 	}
-	co.resetPending = false
-	// Behind the checkpoint (outputs lost on the way), the sink asks the
-	// restarted fragment to resend from where it is: the snapshot's log.
-	co.resetTo = min(co.resetTo, n.InputSeq(0))
-	n.SetInputSeq(0, co.resetTo)
-	// What arrived from the old epoch after the rollback began is produced again.
-	co.held = slices.DeleteFunc(co.held, func(t ha.Tuple) bool { return t.Seq > co.resetTo })
+	for f := range topo.Frags {
+		trim(n.Route(f).Primary, o.Vals[len(topo.Sources)+f])
+	}
 }

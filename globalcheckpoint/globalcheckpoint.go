@@ -5,12 +5,29 @@
 // registry of package strategies.
 //
 // Roles. The sources keep replay logs (their retained output); every
-// fragment runs on one primary (its spares wait); the sink's host is also
-// the checkpoint coordinator and the checkpoint store — the one host every
-// run has besides the fragments and the sources.
+// fragment runs on one primary (its spares wait). The sink's host is also
+// the checkpoint store: Flink's durable checkpoint storage and its
+// high-availability metadata (DFS and ZooKeeper), which hold the
+// snapshots, the last completed checkpoint, the rollback generation and
+// who coordinates at which term. The coordinator (Flink's JobManager:
+// completion decisions, failure detection, rollback orders, trimming)
+// runs on a fragment host, so a fault may hit it.
 //
 // The protocol:
 //
+//   - Coordinator. It starts on the first fragment's first host at term
+//     1. When the store's detector declares the coordinator dead (after
+//     checking it is not the store that is cut off: see storePeerDown),
+//     the store appoints the primary of the first fragment whose primary
+//     it sees alive at the next term ("gc.appoint"). The coordinator
+//     keeps nothing the store cannot rebuild: the appointed host learns
+//     the generation and the last completed checkpoint from the
+//     appointment and, since its predecessor's host — a fragment host —
+//     failed, rolls the job back from that checkpoint. Every order it
+//     sends the store carries its term; the store serves only the current
+//     term's, so a replaced coordinator (paused, then resumed) can
+//     neither roll the job back nor complete a checkpoint, and is told
+//     who coordinates now ("gc.fenced").
 //   - Barriers. Every checkpoint_interval, on a fixed grid of multiples of
 //     the interval, each source tells the first fragment's primary that
 //     checkpoint k (k = 2 × time / interval; the odd ids are the final
@@ -27,14 +44,20 @@
 //     the store ("gc.snap"), and the barrier is forwarded downstream at the
 //     snapshot's output seq. Serialisation is charged to the fragment as CPU
 //     per byte.
-//   - Completion. When the store holds a snapshot of checkpoint k from
-//     every fragment, the coordinator completes k and tells every source
-//     and fragment how far it may trim its retained output ("gc.complete"):
-//     the positions the next fragment recorded in k.
+//   - Completion. The store tells the coordinator each snapshot it holds
+//     ("gc.stored"); once it holds checkpoint k from every fragment the
+//     coordinator orders its completion ("gc.commit"), the store records
+//     k as the one a rollback restores and answers with the trim positions
+//     ("gc.committed"), and the coordinator tells every source and fragment
+//     how far it may trim its retained output ("gc.complete"): the
+//     positions the next fragment recorded in k.
 //   - Global rollback. When the coordinator's failure detector declares any
-//     fragment's primary dead, it restarts every fragment from the last
-//     completed checkpoint: live primaries in place, failed fragments on
-//     their first live spare ("gc.restore", re-sent until acknowledged).
+//     fragment's primary dead, it orders the store ("gc.rollback") to
+//     restart every fragment from the last completed checkpoint: live
+//     primaries in place, failed fragments on their first live spare. The
+//     store starts the next generation, answers ("gc.begun") and sends
+//     each host its snapshot in chain order ("gc.restore", re-sent until
+//     acknowledged); the coordinator tells the sources where they restart.
 //     Each host restores its snapshot (trace: restore), takes over at a new
 //     epoch and asks its upstream to resume after the restored positions;
 //     the sources rewind by replaying their logs from there (trace: note
@@ -102,8 +125,8 @@ func init() {
 		Doc: "Global checkpoints with global rollback (Flink's asynchronous barrier snapshots): the sources inject " +
 			"barriers every checkpoint_interval, every fragment snapshots its state to the checkpoint store once " +
 			"all its inputs passed the barrier, and the coordinator completes a checkpoint when every fragment's " +
-			"snapshot is stored, letting the sources trim their replay logs (coordinator and store run on the sink's " +
-			"host). On any failure every fragment restarts from the last completed checkpoint (failed ones on a " +
+			"snapshot is stored, letting the sources trim their replay logs (the store runs on the sink's host, the " +
+			"coordinator on a fragment host the store appoints). On any failure every fragment restarts from the last completed checkpoint (failed ones on a " +
 			"spare) and the sources rewind. sink: at-least-once repeats the outputs since that checkpoint " +
 			"(rollback, repeating); sink: transactional releases outputs only when a checkpoint covering them " +
 			"completes (precise for deterministic queries, latency about one interval more).",
@@ -150,8 +173,11 @@ func (s *Strategy) InitialReceivers(hosts []string) []string { return hosts[:1] 
 // Hooks implements ha.Strategy.
 func (s *Strategy) Hooks(n *ha.Node) ha.Hooks {
 	h := &hooks{n: n, cfg: s.cfg}
-	if n.IsSink() {
-		h.co = &coordinator{pending: map[uint64][][]byte{}, reading: -1}
+	switch {
+	case n.IsSink():
+		h.st = newStore(n.Topology())
+	case !n.IsSource():
+		h.co = newCoordinator(n)
 	}
 	return h
 }

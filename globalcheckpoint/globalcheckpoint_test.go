@@ -124,18 +124,17 @@ func TestParamsAreCheckedAndDefaulted(t *testing.T) {
 	}
 }
 
+// TestConformance holds global-checkpoint to the exact claims it
+// registers, per sink (strategies.Info.Promise.Claims).
 func TestConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the conformance matrix takes a while")
 	}
-	t.Run("transactional", func(t *testing.T) {
-		conformance.Run(t, globalcheckpoint.Name, conformance.Claims{
-			Repeatable: conformance.Precise, Convergent: conformance.Precise, Deterministic: conformance.Precise,
-			Arbitrary: conformance.Rollback, Params: map[string]any{"sink": "transactional"}})
-	})
-	t.Run("at-least-once", func(t *testing.T) {
-		conformance.Run(t, globalcheckpoint.Name, conformance.Claims{
-			Repeatable: conformance.Repeating, Convergent: conformance.Repeating, Deterministic: conformance.Repeating,
-			Arbitrary: conformance.Rollback, Params: map[string]any{"sink": "at-least-once"}})
-	})
+	info, err := strategies.Lookup(globalcheckpoint.Name)
+	require.NoError(t, err)
+	require.Len(t, info.Promise.Claims, 2, "one set of claims per sink")
+	for _, claims := range info.Promise.Claims {
+		require.True(t, claims.Exact)
+		t.Run(claims.Params["sink"].(string), func(t *testing.T) { conformance.Run(t, globalcheckpoint.Name, claims) })
+	}
 }

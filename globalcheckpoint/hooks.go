@@ -18,14 +18,36 @@ const (
 	// typeComplete: coordinator → sources and fragment primaries; Body is a
 	// barrier whose Pos is how far the receiver may trim its output.
 	typeComplete = "gc.complete"
-	// typeRestore: coordinator → the host that restarts a fragment; Seq is
-	// the rollback generation, Body the stored snapshot (ID 0: start empty).
+	// typeRestore: store → the host that restarts a fragment; Seq is the
+	// rollback generation, Body the stored snapshot (ID 0: start empty).
 	typeRestore = "gc.restore"
-	// typeRestored: host → coordinator; Seq is the generation restored.
+	// typeRestored: host → store; Seq is the generation restored.
 	typeRestored = "gc.restored"
 	// typeRewind: coordinator → source; Body is a barrier whose Pos is the
 	// position the first fragment restarts after.
 	typeRewind = "gc.rewind"
+
+	// Orders between the coordinator and the store; Body is an order.
+
+	// typeStored: store → coordinator: it holds fragment Vals[0]'s
+	// snapshot of checkpoint ID.
+	typeStored = "gc.stored"
+	// typeCommit: coordinator → store: complete checkpoint ID.
+	typeCommit = "gc.commit"
+	// typeCommitted: store → coordinator: checkpoint ID completed; Vals
+	// are the trim positions of each source, then of each fragment.
+	typeCommitted = "gc.committed"
+	// typeRollback: coordinator → store: start the rollback after
+	// generation Gen on the targets Hosts (one per fragment).
+	typeRollback = "gc.rollback"
+	// typeBegun: store → coordinator: rollback Gen to checkpoint ID started
+	// on Hosts; Vals are the sources' restart positions.
+	typeBegun = "gc.begun"
+	// typeAppoint: store → a fragment host: coordinate at Term from
+	// generation Gen and checkpoint ID; Hosts[0] is the predecessor.
+	typeAppoint = "gc.appoint"
+	// typeFenced: store → a former coordinator: Hosts[0] coordinates at Term.
+	typeFenced = "gc.fenced"
 )
 
 // Timer names.
@@ -35,10 +57,14 @@ const (
 	timerFinal   = "gc.final"
 	timerRead    = "gc.read"
 	timerSnap    = "gc.snap"
+	timerAsk     = "gc.ask"
+	timerAppoint = "gc.appoint"
+	timerSettle  = "gc.settle"
 )
 
-// retryEvery is how often the coordinator re-sends a restore that was not
-// acknowledged (it may have been lost).
+// retryEvery is how often the store re-sends a restore or an appointment,
+// and the coordinator a rollback order, that was not answered (it may
+// have been lost).
 const retryEvery = 100 * time.Millisecond
 
 // pendingBarrier is a checkpoint whose barrier reached some inputs of a
@@ -51,7 +77,7 @@ type pendingBarrier struct {
 
 // hooks is one node's global-checkpoint behaviour: a source injects
 // barriers and keeps its replay log; a fragment host snapshots and
-// restores; the sink also coordinates and stores (co).
+// restores, and may coordinate (co); the sink's host is also the store (st).
 type hooks struct {
 	ha.NopHooks
 	n   *ha.Node
@@ -64,30 +90,8 @@ type hooks struct {
 	lastSnap  uint64
 	snapArmed bool // timerSnap is set
 
-	co *coordinator // the sink's host only
-}
-
-// coordinator is the checkpoint coordinator and store on the sink's host.
-type coordinator struct {
-	gen uint64
-	// pending: checkpoint id → stored snapshot bodies, one per fragment
-	pending map[uint64][][]byte
-	// the last completed checkpoint: id, bodies, and the decoded positions
-	done     uint64
-	bodies   [][]byte
-	snaps    []*snapshot
-	targets  []string // restore target per fragment in the current rollback
-	restored []bool
-	reading  int  // the fragment whose snapshot the store is reading, -1: none
-	stalled  bool // a rollback waits for a live host of some fragment
-	// sink position to take after the rollback: set when the last
-	// fragment's restarted primary announces its route
-	resetPending bool
-	resetTo      uint64
-	// transactional sink: outputs up to committed are released; held
-	// are the outputs after it, in seq order
-	committed uint64
-	held      []ha.Tuple
+	co *coordinator // fragment hosts only
+	st *store       // the sink's host only
 }
 
 // Start implements ha.Hooks.
@@ -119,6 +123,12 @@ func (h *hooks) Timer(name string) {
 		h.retryRestore()
 	case timerRead:
 		h.sendRead()
+	case timerAsk:
+		h.askTimer()
+	case timerAppoint:
+		h.appointTimer()
+	case timerSettle:
+		h.settleTimer()
 	case timerSnap:
 		h.snapArmed = false
 		h.maybeSnapshot(-1, 0)
@@ -163,6 +173,9 @@ func (h *hooks) sendBarrier(id uint64) {
 
 // Message implements ha.Hooks.
 func (h *hooks) Message(m *ha.Message) bool {
+	if h.st != nil {
+		h.storeHeard(m)
+	}
 	if m.Kind != ha.KindStrategy {
 		return false
 	}
@@ -179,6 +192,20 @@ func (h *hooks) Message(m *ha.Message) bool {
 		h.onRestored(m)
 	case typeRewind:
 		h.onRewind(m)
+	case typeStored:
+		h.onStored(m)
+	case typeCommit:
+		h.onCommit(m)
+	case typeCommitted:
+		h.onCommitted(m)
+	case typeRollback:
+		h.onRollback(m)
+	case typeBegun:
+		h.onBegun(m)
+	case typeAppoint:
+		h.onAppoint(m)
+	case typeFenced:
+		h.onFenced(m)
 	default:
 		return false
 	}
@@ -218,7 +245,7 @@ func (h *hooks) onBarrier(m *ha.Message) {
 // processes the first tuple after the barrier of its last input; the sink
 // of a transactional run holds what no completed checkpoint covers yet.
 func (h *hooks) Input(t *ha.Tuple) bool {
-	if h.co != nil {
+	if h.st != nil {
 		return h.sinkInput(t)
 	}
 	if len(h.pend) > 0 {
@@ -315,20 +342,35 @@ func (h *hooks) snapshot(id uint64, in []uint64) {
 	}
 }
 
-// onComplete trims the retained output a completed checkpoint no longer needs.
-func (h *hooks) onComplete(m *ha.Message) {
-	n := h.n
-	if m.From != n.Topology().Sink {
-		return
-	}
-	b, err := decodeBarrier(m.Body)
-	if err != nil || (!n.IsSource() && b.Gen != h.gen) {
-		return
-	}
-	n.TrimOutput(b.Pos)
+// fromFragmentHost reports whether m comes from a host of a protected
+// fragment: one the store may have appointed coordinator.
+func (h *hooks) fromFragmentHost(m *ha.Message) bool {
+	f, ok := h.n.Topology().FragOf(m.From)
+	return ok && f >= 0 && f < len(h.n.Topology().Frags)
 }
 
-// onRestore restarts this host's fragment from the coordinator's snapshot
+// onComplete trims the retained output a completed checkpoint no longer
+// needs. Any coordinator's completion may be followed, a replaced one's
+// too: it sends one only once the store has completed the checkpoint, and
+// every later rollback restores that checkpoint or a newer one.
+func (h *hooks) onComplete(m *ha.Message) {
+	if !h.fromFragmentHost(m) {
+		return
+	}
+	if b, err := decodeBarrier(m.Body); err == nil {
+		h.trim(b)
+	}
+}
+
+// trim trims this host's retained output up to a completed checkpoint's
+// position (a fragment host only within the generation it runs in).
+func (h *hooks) trim(b barrier) {
+	if h.n.IsSource() || b.Gen == h.gen {
+		h.n.TrimOutput(b.Pos)
+	}
+}
+
+// onRestore restarts this host's fragment from the store's snapshot
 // and takes over at a new epoch; the upstream then replays what follows
 // the restored input positions.
 func (h *hooks) onRestore(m *ha.Message) {
@@ -363,7 +405,7 @@ func (h *hooks) onRestore(m *ha.Message) {
 	}
 	if err != nil {
 		// Nothing sensible to run: stay as it is and say why; the
-		// coordinator re-sends the restore.
+		// store re-sends the restore.
 		n.Trace(ha.Event{Kind: ha.EvNote, Peer: m.From, Seq: m.Seq, Note: "restore failed: " + err.Error()})
 		return
 	}
@@ -388,7 +430,7 @@ func (h *hooks) onRestore(m *ha.Message) {
 // onRewind notes at a source where its replay log restarts.
 func (h *hooks) onRewind(m *ha.Message) {
 	n := h.n
-	if !n.IsSource() || m.From != n.Topology().Sink {
+	if !n.IsSource() || !h.fromFragmentHost(m) {
 		return
 	}
 	b, err := decodeBarrier(m.Body)
@@ -398,4 +440,26 @@ func (h *hooks) onRewind(m *ha.Message) {
 	h.gen = b.Gen
 	n.Trace(ha.Event{Kind: ha.EvNote, Peer: n.Route(0).Primary, Seq: b.Pos,
 		Note: fmt.Sprintf("rewind: global rollback %d to checkpoint %d replays this source after seq %d", b.Gen, b.ID, b.Pos)})
+}
+
+// PeerDown implements ha.Hooks: the store appoints a new coordinator when
+// the coordinator fails; the coordinator rolls the job back when a
+// fragment's primary (or a host restarting one) fails.
+func (h *hooks) PeerDown(host string) {
+	switch {
+	case h.st != nil:
+		h.storePeerDown(host)
+	case h.co != nil:
+		h.coordPeerDown(host)
+	}
+}
+
+// PeerUp implements ha.Hooks.
+func (h *hooks) PeerUp(host string) {
+	switch {
+	case h.st != nil:
+		h.storePeerUp(host)
+	case h.co != nil:
+		h.coordPeerUp(host)
+	}
 }

@@ -42,10 +42,10 @@ type ModelInput struct {
 // deserialising it before it acknowledges (Σ 2 × state × per-byte), plus
 // the catch-up of the slowest fragment, which reprocesses about half an
 // interval of input and the input that arrived during detection at its
-// spare capacity (μ − λ), plus a round trip per fragment for the restore
-// and its acknowledgement. The restores and round trips grow with the
-// number of fragments and their state; passive standby's restore touches
-// one fragment only.
+// spare capacity (μ − λ), plus the coordinator's order to the store and
+// a round trip per fragment for the restore and its acknowledgement. The
+// restores and round trips grow with the number of fragments and their
+// state; passive standby's restore touches one fragment only.
 func ModelRecovery(in ModelInput) time.Duration {
 	det := in.Detection.Seconds()
 	pb := in.PerByte.Seconds()
@@ -61,7 +61,7 @@ func ModelRecovery(in ModelInput) time.Duration {
 			catchUp = math.Max(catchUp, n/(mu-f.In))
 		}
 	}
-	hops := float64(len(in.Frags)) * 2 * in.Latency.Seconds()
+	hops := float64(2*len(in.Frags)+1) * in.Latency.Seconds()
 	return time.Duration((det + read + catchUp + hops) * float64(time.Second))
 }
 

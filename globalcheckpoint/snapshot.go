@@ -191,3 +191,72 @@ func (r *reader) bytes(what string) []byte {
 	r.b = r.b[n:]
 	return v
 }
+
+// Bounds on a decoded order.
+const (
+	maxOrderHosts = 1 << 10
+	maxOrderVals  = 1 << 10
+	maxHostName   = 1 << 8
+)
+
+// order is a control message between the coordinator and the store:
+// Term is the coordinator's term (the store's fencing token), Gen the
+// rollback generation, ID a checkpoint id; Hosts and Vals carry what the
+// message type needs (restore targets, trim positions, a host's name).
+type order struct {
+	Term, Gen, ID uint64
+	Hosts         []string
+	Vals          []uint64
+}
+
+func (o *order) encode() []byte {
+	b := binary.AppendUvarint(nil, o.Term)
+	b = binary.AppendUvarint(b, o.Gen)
+	b = binary.AppendUvarint(b, o.ID)
+	b = binary.AppendUvarint(b, uint64(len(o.Hosts)))
+	for _, h := range o.Hosts {
+		b = binary.AppendUvarint(b, uint64(len(h)))
+		b = append(b, h...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(o.Vals)))
+	for _, v := range o.Vals {
+		b = binary.AppendUvarint(b, v)
+	}
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// decodeOrder reads an order written by encode; a damaged one is rejected:
+// its positions say how far a host may trim.
+func decodeOrder(b []byte) (*order, error) {
+	if len(b) < checksumLen {
+		return nil, fmt.Errorf("%w: order of %d bytes", ErrCorrupt, len(b))
+	}
+	body, sum := b[:len(b)-checksumLen], binary.BigEndian.Uint32(b[len(b)-checksumLen:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("%w: order checksum mismatch", ErrCorrupt)
+	}
+	r := reader{b: body}
+	o := &order{Term: r.uvarint("term"), Gen: r.uvarint("gen"), ID: r.uvarint("id")}
+	hosts := r.count("hosts", maxOrderHosts)
+	for i := 0; i < hosts && r.err == nil; i++ {
+		n := r.uvarint("host name length")
+		if r.err == nil && (n > maxHostName || n > uint64(len(r.b))) {
+			r.err = fmt.Errorf("%w: host name of %d bytes, %d left", ErrCorrupt, n, len(r.b))
+		}
+		if r.err == nil {
+			o.Hosts = append(o.Hosts, string(r.b[:n]))
+			r.b = r.b[n:]
+		}
+	}
+	vals := r.count("values", maxOrderVals)
+	for i := 0; i < vals && r.err == nil; i++ {
+		o.Vals = append(o.Vals, r.uvarint("value"))
+	}
+	if r.err == nil && len(r.b) > 0 {
+		r.err = fmt.Errorf("%w: %d trailing bytes in order", ErrCorrupt, len(r.b))
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return o, nil
+}

@@ -1,6 +1,7 @@
 package globalcheckpoint_test
 
 import (
+	"maps"
 	"os"
 	"strconv"
 	"testing"
@@ -19,7 +20,7 @@ import (
 // strategy's promise per query class and sink: precise, repeating (no
 // input lost, nothing missing or wrong), or divergent (no input lost).
 // GC_SOAK_RUNS sets the number of runs (default 50); GC_SOAK_DEFAULTS=1
-// keeps the default parameters (those of `streamha soak`) instead.
+// keeps the parameters `streamha soak` draws for the case instead.
 func TestSoakKeepsThePromise(t *testing.T) {
 	runs := 50
 	if testing.Short() {
@@ -32,7 +33,9 @@ func TestSoakKeepsThePromise(t *testing.T) {
 	for run := uint64(0); run < uint64(runs); run++ {
 		c, err := sim.GenerateSoakCase(1, globalcheckpoint.Name, run)
 		require.NoError(t, err)
+		// The soak's own draw (strategies.Info.Soak), as streamha soak runs it.
 		params := map[string]any{"sink": globalcheckpoint.DefaultSink}
+		maps.Copy(params, c.Experiment.ParamsFor(globalcheckpoint.Name))
 		if os.Getenv("GC_SOAK_DEFAULTS") != "1" {
 			r := experiment.Seeded(1, "gc-soak-params", strconv.FormatUint(run, 10))
 			params = globalcheckpoint.SoakParams(r.IntN)

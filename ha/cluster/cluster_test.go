@@ -22,8 +22,9 @@ import (
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 
-	// Register the strategies the end-to-end test runs.
+	// Register the strategies the end-to-end tests run.
 	_ "github.com/streamha/streamha/activestandby"
+	_ "github.com/streamha/streamha/globalcheckpoint"
 )
 
 // e2eYAML leaves 4 s between the crash and the end of the emission: under
@@ -176,6 +177,45 @@ func TestClusterEndToEnd(t *testing.T) {
 			logTraceSummary(t, run.Strategy, cmp.Runs[i].Trace)
 		}
 	}
+}
+
+// TestClusterCoordinatorKill SIGKILLs A, the first fragment's primary and
+// global-checkpoint's coordinator: the store on the sink's host appoints
+// another coordinator, which rolls the job back from the last completed
+// checkpoint, with A's fragment restarted on A.1.
+func TestClusterCoordinatorKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes for ~15 s")
+	}
+	yml := strings.Replace(e2eYAML, "crash: B}", "crash: A}", 1)
+	cmp := launchTest(t, yml, []string{"global-checkpoint"}, "")
+	require.Len(t, cmp.Runs, 1)
+	tr, rec := cmp.Runs[0].Trace, cmp.Result.Runs[0].Recovery
+	var appointed, takeover, rollback, restoreA1 bool
+	for _, ev := range tr.Events() {
+		switch {
+		case ev.Kind == ha.EvNote && ev.Host == "sink" && strings.Contains(ev.Note, "A failed: coordinator") && strings.Contains(ev.Note, "appointed at term 2"):
+			appointed = true
+		case ev.Kind == ha.EvNote && ev.Host != "A" && strings.HasPrefix(ev.Note, "coordinator takeover at term 2 from A"):
+			takeover = true
+		case ev.Kind == ha.EvNote && ev.Host == "sink" && strings.Contains(ev.Note, "ordered by coordinator") && !strings.Contains(ev.Note, "coordinator A "):
+			rollback = true
+		case ev.Kind == ha.EvRestore && ev.Host == "A.1":
+			restoreA1 = true
+		}
+	}
+	if !(appointed && takeover && rollback && restoreA1) {
+		logTraceSummary(t, "global-checkpoint", tr)
+	}
+	assert.True(t, appointed, "the store appoints a coordinator at term 2 once A is declared dead")
+	assert.True(t, takeover, "a host notes its coordinator takeover")
+	assert.True(t, rollback, "the new coordinator orders the rollback")
+	assert.True(t, restoreA1, "A's fragment restarts on A.1")
+	if others := declaredDead(tr, "A"); len(others) > 0 {
+		t.Logf("%v declared dead besides A: the run left the fault model, precision is not judged", others)
+		return
+	}
+	assert.Equal(t, "precise", rec.Type, "recovery %+v", rec)
 }
 
 // declaredDead lists the hosts, other than crashed, that some node
