@@ -88,26 +88,3 @@ func TestOutputQueueGrowthAndTrimPatterns(t *testing.T) {
 		})
 	}
 }
-
-// TestRetainedOutputIsSentAsQueued: through an Env that is no CopySender
-// (the cluster's), a retaining node sends the queued copies of its output
-// themselves, so retention writes each tuple once, as no retention does.
-// Only a batch that spans two blocks of the queue is copied.
-func TestRetainedOutputIsSentAsQueued(t *testing.T) {
-	env := &fakeEnv{}
-	src := newSource(t, env, 2000)
-	src.Start()
-	shared := 0
-	for ms := 1; ms < 1000; ms++ { // 2 tuples a batch; the last one of the run is shorter
-		env.now = time.Duration(ms) * time.Millisecond
-		src.Fire("ha.gen")
-		m := env.sent[len(env.sent)-1].m
-		require.Len(t, m.Tuples, 2, "at %d ms", ms)
-		q := src.OutputLen()
-		if &m.Tuples[0] == src.OutputAt(q-2) && &m.Tuples[1] == src.OutputAt(q-1) {
-			shared++
-		}
-		require.Equal(t, len(m.Tuples), cap(m.Tuples), "a receiver's append must not write into the queue")
-	}
-	require.Equal(t, 999, shared, "every batch lies in one block of 512 tuples")
-}

@@ -26,10 +26,17 @@ type sent struct {
 }
 
 func (e *fakeEnv) Now() time.Duration                 { return e.now }
-func (e *fakeEnv) Send(to string, m *ha.Message)      { e.sent = append(e.sent, sent{to, *m}) }
+func (e *fakeEnv) Send(to string, m *ha.Message)      { e.sent = append(e.sent, sent{to, copyOf(m)}) }
 func (e *fakeEnv) SetTimer(_ time.Duration, n string) { e.timers = append(e.timers, n) }
 func (e *fakeEnv) Work(int, int)                      {}
 func (e *fakeEnv) Rand() *rand.Rand                   { return rand.New(rand.NewPCG(1, 2)) }
+
+// copyOf copies m and its Tuples: Send lends them for the call only.
+func copyOf(m *ha.Message) ha.Message {
+	c := *m
+	c.Tuples = slices.Clone(m.Tuples)
+	return c
+}
 
 // Trace keeps a copy of a lent delivery's tuple, as the Env contract asks.
 func (e *fakeEnv) Trace(ev ha.Event) {
@@ -159,8 +166,8 @@ func TestSourceCatchesUpInBoundedBursts(t *testing.T) {
 	assert.Len(t, env.dataTo("A"), 5000, "nothing due is skipped")
 }
 
-// swapEnv is a CopySender and BatchSwapper that records what it is given
-// and returns a fresh batch for every swap.
+// swapEnv is a BatchSwapper that records what it is given and returns a
+// fresh batch for every swap.
 type swapEnv struct {
 	fakeEnv
 	copies  map[string][][]ha.Tuple
@@ -168,7 +175,7 @@ type swapEnv struct {
 	given   [][]ha.Tuple            // the batches SendSwap returned
 }
 
-func (e *swapEnv) SendCopy(to string, m *ha.Message) {
+func (e *swapEnv) Send(to string, m *ha.Message) {
 	e.copies[to] = append(e.copies[to], slices.Clone(m.Tuples))
 }
 

@@ -13,10 +13,10 @@ import (
 )
 
 // stubEnv is an Env for timing one node's handlers alone. Like the
-// cluster's it is no CopySender, and Send hands the message over under a
-// lock, as the cluster transport queues it for its writer (the lock's
-// atomic instruction waits for the handler's pending stores); what is sent
-// and traced is then discarded.
+// cluster's, Send copies the lent message and its Tuples and hands the
+// copy over under a lock, as the cluster transport queues it for its
+// writer (the lock's atomic instruction waits for the handler's pending
+// stores); what is sent and traced is then discarded.
 type stubEnv struct {
 	now time.Duration
 	rng *rand.Rand
@@ -26,6 +26,9 @@ type stubEnv struct {
 
 func (e *stubEnv) Now() time.Duration { return e.now }
 func (e *stubEnv) Send(_ string, m *ha.Message) {
+	c := *m
+	c.Tuples = append([]ha.Tuple(nil), m.Tuples...)
+	m = &c
 	e.mu.Lock()
 	if len(e.q) == cap(e.q) {
 		clear(e.q)

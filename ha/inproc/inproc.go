@@ -41,6 +41,10 @@ type Config struct {
 	// Crashes are crash faults.
 	Crashes   []Crash
 	NoFencing bool
+	// NoSwap turns off the runtime's ha.BatchSwapper fast path, so every
+	// batch is copied by Send, to measure what the fast path saves
+	// (streamha bench). It changes no result.
+	NoSwap bool
 }
 
 // Outcome is what a run produced.
@@ -74,9 +78,6 @@ type item struct {
 	kind itemKind
 	msg  *ha.Message
 	name string
-	// pooled: msg and its Tuples came from copies (SendCopy) and go back
-	// to it once handled or discarded.
-	pooled bool
 }
 
 // mailbox is an unbounded queue with a wake-up signal: senders never block,
@@ -170,7 +171,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			return nil, fmt.Errorf("host %s: %w", h.name, err)
 		}
 		n, err := ha.NewNode(ha.NodeConfig{
-			Host: h.name, Topology: cfg.Topology, Env: &env{h: h},
+			Host: h.name, Topology: cfg.Topology, Env: envFor(h, cfg.NoSwap),
 			Strategy: st, Source: cfg.Source, NoFencing: cfg.NoFencing,
 		})
 		if err != nil {
@@ -316,9 +317,7 @@ func (h *host) loop() {
 				if m.Kind == ha.KindData {
 					h.r.noteData()
 				}
-				if it.pooled {
-					copies.release(m)
-				}
+				copies.release(m)
 			case itTimer:
 				h.timed(func() { n.Fire(it.name) })
 				if it.name == ha.GenTimer {
@@ -343,7 +342,7 @@ func (h *host) discard(its []item) {
 		case it.kind == itTimer && it.name == ha.GenTimer:
 			h.r.gens.Add(-1)
 		}
-		if it.pooled {
+		if it.kind == itMsg {
 			copies.release(it.msg)
 		}
 	}
@@ -380,6 +379,17 @@ func (h *host) stopTimers() {
 // host's own goroutine.
 type env struct{ h *host }
 
+// plainEnv is env without its BatchSwapper fast path (Config.NoSwap).
+type plainEnv struct{ ha.Env }
+
+// envFor is host h's Env.
+func envFor(h *host, noSwap bool) ha.Env {
+	if noSwap {
+		return plainEnv{&env{h: h}}
+	}
+	return &env{h: h}
+}
+
 func (e *env) Now() time.Duration { return e.h.r.now() }
 
 func (e *env) Rand() *rand.Rand { return e.h.rng }
@@ -399,33 +409,22 @@ func (e *env) receiver(to string) *host {
 	return dst
 }
 
-// hand queues c in dst's mailbox, counting a data message as in flight.
-func (e *env) hand(dst *host, c *ha.Message, pooled bool) {
+// hand queues c, a pooled message, in dst's mailbox, counting a data
+// message as in flight.
+func (e *env) hand(dst *host, c *ha.Message) {
 	if c.Kind == ha.KindData {
 		e.h.r.inflight.Add(1)
 	}
-	dst.box.put(item{kind: itMsg, msg: c, pooled: pooled})
+	dst.box.put(item{kind: itMsg, msg: c})
 }
 
-// Send hands a shallow copy of m to the destination's mailbox: the sender
-// may reuse m for the next destination, while tuple and body slices are
-// shared read-only, as on the simulator.
+// Send hands a copy of m, Tuples included, to the destination's mailbox,
+// made in memory that goes back to a pool once the receiver has handled it:
+// the node lends m for the call only, and keeps no delivered message or
+// tuple (ha.Env), so sent messages are not fresh memory.
 func (e *env) Send(to string, m *ha.Message) {
-	dst := e.receiver(to)
-	if dst == nil {
-		return
-	}
-	c := new(ha.Message)
-	*c = *m
-	e.hand(dst, c, false)
-}
-
-// SendCopy sends a copy of data message m, made in memory that goes back
-// to a pool once the receiver has handled it (ha.CopySender: a node keeps
-// no delivered message or tuple): sent batches are not fresh memory.
-func (e *env) SendCopy(to string, m *ha.Message) {
 	if dst := e.receiver(to); dst != nil {
-		e.hand(dst, copies.copy(m), true)
+		e.hand(dst, copies.copy(m))
 	}
 }
 
@@ -438,7 +437,7 @@ func (e *env) SendSwap(to string, m *ha.Message) []ha.Tuple {
 		return m.Tuples[:0]
 	}
 	c, next := copies.swap(m)
-	e.hand(dst, c, true)
+	e.hand(dst, c)
 	return next
 }
 

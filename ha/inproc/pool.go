@@ -11,7 +11,7 @@ import (
 // (320 KiB); a larger one (a long replay) is left to the garbage collector.
 const maxPooledClass = 12
 
-// messagePool holds the copies SendCopy makes, shared by every host of
+// messagePool holds the copies Send makes (and the messages SendSwap fills), shared by every host of
 // every run: a sender takes a message whose batch has the next power-of-two
 // capacity, the receiving host gives it back once it has handled it. A
 // pooled message keeps its batch, so taking and returning one allocates
