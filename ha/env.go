@@ -24,8 +24,9 @@ import (
 //     only: a node and its hooks copy what they keep (see Hooks.Message),
 //     so an Env may recycle its copy once Deliver returns.
 //
-// One fast path is allowed on top: a BatchSwapper Env may take a data
-// batch for good in exchange for an empty one.
+// There is no other send path: a runtime that offered a second one (the
+// in-process runtime took a node's batch for good in exchange for an
+// empty one) gained no throughput and allocated more.
 type Env interface {
 	// Now is the time since the start of the run.
 	Now() time.Duration
@@ -45,17 +46,4 @@ type Env interface {
 	// Trace records an event. A delivery's Tuple (EvDeliver) is only valid
 	// during the call: an Env that keeps it must copy it (Trace.Add does).
 	Trace(e Event)
-}
-
-// BatchSwapper is an optional capability of an Env, detected by type
-// assertion, and the one exception to Send's lending: SendSwap sends data
-// message m taking its Tuples for good — the node gives its batch up — and
-// returns an empty batch, of at least the same capacity, for the node's
-// next output. A node sends through it instead of Send to the last
-// (usually the only) receiver of a batch, which saves the Env copying
-// every sent tuple. If the message cannot be sent (the receiver is gone),
-// SendSwap returns m.Tuples back, emptied. The message m itself is lent
-// for the call only, as with Send.
-type BatchSwapper interface {
-	SendSwap(to string, m *Message) []Tuple
 }

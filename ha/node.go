@@ -51,9 +51,6 @@ type Node struct {
 	env        Env
 	hooks      Hooks
 	inHook     InputHook
-	// swapper is the Env's optional fast path, nil without it (here, in
-	// front of outNext: see there).
-	swapper    BatchSwapper
 	fencing    bool
 	traceEmits bool
 
@@ -178,7 +175,6 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		n.hooks = NopHooks{}
 	}
 	n.inHook, _ = n.hooks.(InputHook)
-	n.swapper, _ = cfg.Env.(BatchSwapper)
 	n.stats.Role = n.Role()
 	return n, nil
 }

@@ -146,31 +146,15 @@ func (n *Node) flush() {
 			return
 		}
 	}
-	b := n.batch
-	last := "" // with a BatchSwapper: the receiver the batch itself goes to
 	for _, h := range n.Downstream() {
 		if len(n.down) > 0 && n.down[h] {
 			continue
 		}
 		if held, ok := n.awaiting[h]; ok {
-			n.keep(held, b) // never past the hold: the replay must come first
+			n.keep(held, n.batch) // never past the hold: the replay must come first
 			continue
 		}
-		if n.swapper == nil {
-			n.sendData(h, b)
-			continue
-		}
-		if last != "" {
-			n.sendData(last, b)
-		}
-		last = h
-	}
-	if last != "" {
-		m := &n.sendScratch
-		*m = Message{Kind: KindData, Stream: n.outPort, Tuples: b}
-		n.stamp(m)
-		n.batch = n.swapper.SendSwap(last, m)
-		m.Tuples = nil
+		n.sendData(h, n.batch)
 	}
 	n.batch = n.batch[:0]
 	n.armTail()

@@ -103,7 +103,7 @@ func runBench(ctx context.Context, out, errw io.Writer, f benchFlags) error {
 		rows = append(rows, r)
 		fmt.Fprintf(errw, "bench: %s: %s\n", r.what, r.measured)
 	}
-	steps := []func(benchSize, func(row)) error{benchSim, benchClassify, benchCodec, benchRuntime, benchSendPaths, benchCluster, benchRunWall, benchStrategies, benchRepair, benchClusterOverhead}
+	steps := []func(benchSize, func(row)) error{benchSim, benchClassify, benchCodec, benchRuntime, benchCluster, benchRunWall, benchStrategies, benchRepair, benchClusterOverhead}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {
 			return err

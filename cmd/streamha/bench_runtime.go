@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	goruntime "runtime"
 	"time"
 
 	"github.com/streamha/streamha/experiment"
@@ -24,52 +23,32 @@ func runtimeExperiment(n int) (*experiment.Experiment, error) {
 // the time until the last data message was handled and the tuples the
 // source emitted.
 func runInproc(n int, strategy string) (time.Duration, int64, error) {
-	r, err := runInprocWith(n, strategy, false)
-	return r.last, r.emitted, err
-}
-
-// inprocRun is what one in-process run of the bench query measured: the
-// time until the last data message was handled, the tuples the source
-// emitted, and the heap allocations (objects and bytes) of the whole run.
-type inprocRun struct {
-	last           time.Duration
-	emitted        int64
-	mallocs, bytes uint64
-}
-
-// runInprocWith is runInproc, with the runtime's BatchSwapper fast path
-// turned off when noSwap is set.
-func runInprocWith(n int, strategy string, noSwap bool) (inprocRun, error) {
-	var r inprocRun
 	e, err := runtimeExperiment(n)
 	if err != nil {
-		return r, err
+		return 0, 0, err
 	}
 	st, err := strategies.Build(strategy, e.ParamsFor(strategy))
 	if err != nil {
-		return r, err
+		return 0, 0, err
 	}
 	sc, err := sim.ConfigFor(e, st, true)
 	if err != nil {
-		return r, err
+		return 0, 0, err
 	}
-	var before, after goruntime.MemStats
-	goruntime.ReadMemStats(&before)
 	o, err := inproc.Run(context.Background(), inproc.Config{
-		Seed: sc.Seed, Topology: sc.Topology, Source: sc.Source, End: sc.End, StopWhenDrained: true, NoSwap: noSwap,
+		Seed: sc.Seed, Topology: sc.Topology, Source: sc.Source, End: sc.End, StopWhenDrained: true,
 		NewStrategy: func() (ha.Strategy, error) { return strategies.Build(strategy, e.ParamsFor(strategy)) },
 	})
 	if err != nil {
-		return r, err
+		return 0, 0, err
 	}
-	goruntime.ReadMemStats(&after)
-	r.last, r.mallocs, r.bytes = o.LastData, after.Mallocs-before.Mallocs, after.TotalAlloc-before.TotalAlloc
+	var emitted int64
 	for _, ev := range o.Trace.Events() {
 		if ev.Kind == ha.EvStats && ev.Host == "A" {
-			r.emitted = ev.Stats.Tuples
+			emitted = ev.Stats.Tuples
 		}
 	}
-	return r, nil
+	return o.LastData, emitted, nil
 }
 
 func runPeer(n, batch int) (time.Duration, error) {
@@ -126,38 +105,6 @@ func benchRuntime(size benchSize, add func(row)) error {
 	add(row{"channel pipeline peer, batches of 1000", human(hametrics.Median(peerB)) + "tuples/s", "", spread(peerB)})
 	add(row{"channel pipeline peer, one tuple per send", human(hametrics.Median(peer1)) + "tuples/s", "", spread(peer1)})
 	add(row{"runtime cost vs batched peer (time ratio)", fmt.Sprintf("%.2f×", hametrics.Median(ratios)), "≤ 2×", spread(ratios)})
-	return nil
-}
-
-// benchSendPaths measures, in the same invocation, the one fast path the
-// Env contract allows (ha.BatchSwapper: the in-process runtime takes a
-// node's batch for good and hands back an empty one) against the plain
-// rule (Send lends the batch and the runtime copies it), on the in-process
-// runtime's bench query under no HA and under upstream backup, which
-// retains its output: throughput and heap allocations of the whole run,
-// with the fast path over without it.
-func benchSendPaths(size benchSize, add func(row)) error {
-	for _, strategy := range []string{"none", "upstream-backup"} {
-		var tput, mallocs, bytes []float64
-		for range size.repeat {
-			// interleaved, so drifting load on a shared machine hits both alike
-			swap, err := runInprocWith(size.strategyN, strategy, false)
-			if err != nil {
-				return err
-			}
-			plain, err := runInprocWith(size.strategyN, strategy, true)
-			if err != nil {
-				return err
-			}
-			tput = append(tput, float64(swap.emitted)/swap.last.Seconds()/(float64(plain.emitted)/plain.last.Seconds()))
-			mallocs = append(mallocs, float64(swap.mallocs)/float64(max(plain.mallocs, 1)))
-			bytes = append(bytes, float64(swap.bytes)/float64(max(plain.bytes, 1)))
-		}
-		add(row{"in-process runtime, batch hand-back vs copy in Send: " + strategy,
-			fmt.Sprintf("with/without: throughput %.2f×, allocations %.2f×, bytes allocated %.2f×",
-				hametrics.Median(tput), hametrics.Median(mallocs), hametrics.Median(bytes)),
-			"kept if throughput ≥ 1.05×", "throughput " + spread(tput)})
-	}
 	return nil
 }
 

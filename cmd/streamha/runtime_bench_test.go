@@ -67,31 +67,3 @@ func TestDataPlaneExperimentKeepsUp(t *testing.T) {
 	assert.Equal(t, 3*16, ref.Trace.Deliveries().Len(), "three 1 s windows of 16 keys (the end of the stream closes the last)")
 	assert.Less(t, o.LatencyP99Ms, 20.0, "the reference falls behind its source")
 }
-
-// BenchmarkBatchHandBack runs the bench query in process with and without
-// the runtime's ha.BatchSwapper fast path, interleaved, and reports the
-// throughputs and their ratio (the figure streamha bench prints as "batch
-// hand-back vs copy in Send").
-func BenchmarkBatchHandBack(b *testing.B) {
-	const n = 400_000
-	var swap, plain, sb, pb, sm, pm float64
-	for b.Loop() {
-		s, err := runInprocWith(n, "none", false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		swap += float64(s.emitted) / s.last.Seconds()
-		sb, sm = sb+float64(s.bytes), sm+float64(s.mallocs)
-		p, err := runInprocWith(n, "none", true)
-		if err != nil {
-			b.Fatal(err)
-		}
-		plain += float64(p.emitted) / p.last.Seconds()
-		pb, pm = pb+float64(p.bytes), pm+float64(p.mallocs)
-	}
-	b.ReportMetric(swap/float64(b.N), "swap-tuples/s")
-	b.ReportMetric(plain/float64(b.N), "copy-tuples/s")
-	b.ReportMetric(swap/plain, "ratio")
-	b.ReportMetric(sb/pb, "bytes-ratio")
-	b.ReportMetric(sm/pm, "allocs-ratio")
-}

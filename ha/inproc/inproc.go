@@ -41,10 +41,6 @@ type Config struct {
 	// Crashes are crash faults.
 	Crashes   []Crash
 	NoFencing bool
-	// NoSwap turns off the runtime's ha.BatchSwapper fast path, so every
-	// batch is copied by Send, to measure what the fast path saves
-	// (streamha bench). It changes no result.
-	NoSwap bool
 }
 
 // Outcome is what a run produced.
@@ -171,7 +167,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			return nil, fmt.Errorf("host %s: %w", h.name, err)
 		}
 		n, err := ha.NewNode(ha.NodeConfig{
-			Host: h.name, Topology: cfg.Topology, Env: envFor(h, cfg.NoSwap),
+			Host: h.name, Topology: cfg.Topology, Env: &env{h: h},
 			Strategy: st, Source: cfg.Source, NoFencing: cfg.NoFencing,
 		})
 		if err != nil {
@@ -379,17 +375,6 @@ func (h *host) stopTimers() {
 // host's own goroutine.
 type env struct{ h *host }
 
-// plainEnv is env without its BatchSwapper fast path (Config.NoSwap).
-type plainEnv struct{ ha.Env }
-
-// envFor is host h's Env.
-func envFor(h *host, noSwap bool) ha.Env {
-	if noSwap {
-		return plainEnv{&env{h: h}}
-	}
-	return &env{h: h}
-}
-
 func (e *env) Now() time.Duration { return e.h.r.now() }
 
 func (e *env) Rand() *rand.Rand { return e.h.rng }
@@ -426,19 +411,6 @@ func (e *env) Send(to string, m *ha.Message) {
 	if dst := e.receiver(to); dst != nil {
 		e.hand(dst, copies.copy(m))
 	}
-}
-
-// SendSwap sends data message m with its own batch, which goes back to the
-// pool once the receiver has handled it, and gives the node an empty
-// pooled batch for its next output (ha.BatchSwapper): no tuple is copied.
-func (e *env) SendSwap(to string, m *ha.Message) []ha.Tuple {
-	dst := e.receiver(to)
-	if dst == nil {
-		return m.Tuples[:0]
-	}
-	c, next := copies.swap(m)
-	e.hand(dst, c)
-	return next
 }
 
 func (e *env) SetTimer(d time.Duration, name string) {
