@@ -73,8 +73,8 @@ func TestOutputQueueGrowthAndTrimPatterns(t *testing.T) {
 				require.Equal(t, -1, bad, "at %d ms: retained outputs are contiguous and untrimmed", ms)
 			}
 			require.EqualValues(t, 30_000, src.OutputSeq())
-			// The sent messages share the queue's memory (fakeEnv is no
-			// CopySender): no later push may have written over them.
+			// What was sent is what the node emitted: the queue's block
+			// reuse never reaches a sent batch (Send lends, fakeEnv copies).
 			got := env.dataTo("A")
 			require.Len(t, got, 30_000)
 			bad := -1
