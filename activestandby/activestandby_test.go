@@ -32,8 +32,8 @@ spares: 2
 network: {latency: 1ms, jitter: 100us, bandwidth: 1Gbps}
 `
 
-// unionNoJitter merges two streams, so the running sum depends on the
-// interleaving. The links have no jitter: the interleaving differs between
+// unionNoJitter merges two streams in front of a hash chain, whose state
+// keeps the interleaving for good. The links have no jitter: the interleaving differs between
 // the replicas only through the delay fault on src → A.1 that the cases
 // add, and after the crash the new primary sees the same interleaving as
 // the failure-free reference.
@@ -42,7 +42,7 @@ duration: 6s
 drain: 2s
 source: {rate: 500, keys: 4, streams: 2}
 nodes:
-  - {name: A, ops: [{union: {}}, {running_sum: {}}]}
+  - {name: A, ops: [{union: {}}, {hash_chain: {}}]}
   - {name: B, ops: [{map: {scale: 1}}]}
 spares: 2
 network: {latency: 1ms, jitter: 0s, bandwidth: 1Gbps}
@@ -226,6 +226,7 @@ func TestFailures(t *testing.T) {
 			yaml: unionNoJitter + "faults: [" + secondaryJitter + ", {at: 3.4s, crash: A}]\n",
 			want: "rollback",
 			check: func(t *testing.T, r *sim.StrategyRun) {
+				assert.Equal(t, "divergent", r.Run.Recovery.Subtype, "the secondary's chains keep the other order")
 				assert.Positive(t, r.Run.Recovery.Wrong)
 				assert.Zero(t, r.Run.Recovery.Missing)
 				assert.Zero(t, r.Run.Recovery.LostInputs)

@@ -10,7 +10,10 @@ import (
 // InputHook is an optional capability of Hooks: it sees every input tuple
 // that passed the sequence-number duplicate filter, before processing, and
 // may drop it by returning false (deduplication by output id, for example).
-// A strategy can turn it off and on again with Node.SetInputHook.
+// Each port's tuples come in seq order; the two ports of a fragment that
+// is catching up come merged by event time (node_merge.go), otherwise in
+// arrival order. A strategy can turn it off and on again with
+// Node.SetInputHook.
 type InputHook interface {
 	Input(t *Tuple) bool
 }
@@ -85,6 +88,11 @@ type Node struct {
 	catchMark [2]uint64
 	catching  uint8
 	marked    uint8
+	// merge holds, per input port, accepted tuples not yet delivered while
+	// a two-input fragment catches up (see node_merge.go); ended says a
+	// port accepted its source's end of stream.
+	merge [2][]Tuple
+	ended [2]bool
 
 	// awaiting holds live output for a new downstream primary until its
 	// resume request arrived and was answered, so nothing overtakes the replay.

@@ -6,8 +6,17 @@ import (
 
 // ---- input positions and order ----
 
-// InputSeq is the highest seq accepted on input port.
-func (n *Node) InputSeq(port int) uint64 { return n.in[port].last }
+// InputSeq is the position of input port that the node's state reflects:
+// the highest seq delivered to the hooks and operators. It trails the seq
+// filter's position only while a catch-up merge holds tuples of the port
+// (node_merge.go), so a checkpoint or acknowledgement taken from it never
+// covers a tuple the state has not seen.
+func (n *Node) InputSeq(port int) uint64 {
+	if m := n.merge[port]; len(m) > 0 {
+		return m[0].Seq - 1
+	}
+	return n.in[port].last
+}
 
 // SetInputSeq sets the duplicate filter of input port (after a restore).
 func (n *Node) SetInputSeq(port int, seq uint64) {
@@ -60,6 +69,7 @@ func (n *Node) onData(m *Message) {
 			n.catchMark[m.Stream] = m.Seq
 			n.marked |= 1 << m.Stream
 			n.checkCaughtUp(m.Stream)
+			n.drainMerge() // the other port's held tuples may go now
 		}
 		n.resumeAnswered(p)
 	case TailType:
@@ -106,13 +116,27 @@ func (n *Node) onData(m *Message) {
 	}
 }
 
-// accept takes input tuple t, next in seq order on port, and processes it
-// (or queues it behind the interleaving decisions it must follow).
+// accept takes input tuple t, next in seq order on port, and delivers it
+// (or holds it in the catch-up merge, see node_merge.go).
 func (n *Node) accept(port uint8, t Tuple) {
 	in := &n.in[port]
 	in.last, in.seen = t.Seq, true
 	n.rep[port].fresh = false
 	t.Stream = port
+	if t.IsEnd() {
+		n.ended[port] = true
+	}
+	if n.merging() {
+		n.merge[port] = append(n.merge[port], t)
+		n.drainMerge()
+		return
+	}
+	n.deliver(t)
+}
+
+// deliver hands accepted input tuple t to the input hook, then processes
+// it (or queues it behind the interleaving decisions it must follow).
+func (n *Node) deliver(t Tuple) {
 	if n.inHook != nil {
 		n.inScratch = t
 		if !n.inHook.Input(&n.inScratch) {
@@ -155,7 +179,7 @@ func (n *Node) drainPending() {
 // checkCaughtUp traces EvCaughtUp once every input port has processed
 // everything its upstream replayed after a takeover.
 func (n *Node) checkCaughtUp(port uint8) {
-	if n.marked&(1<<port) == 0 || n.in[port].last < n.catchMark[port] || len(n.pending) > 0 {
+	if n.marked&(1<<port) == 0 || n.InputSeq(int(port)) < n.catchMark[port] || len(n.pending) > 0 {
 		return
 	}
 	n.catching &^= 1 << port

@@ -282,6 +282,7 @@ func (n *Node) noteGap(p int, upTo uint64, from string) {
 // next tuple must be seq 1 (a new numbering starts).
 func (n *Node) resetPort(p int, seen bool) {
 	n.in[p] = inPort{seen: seen}
+	n.merge[p], n.ended[p] = nil, false
 	n.rep[p].held = nil
 }
 

@@ -26,6 +26,7 @@ func (n *Node) Restart() error {
 	}
 	n.out.Reset()
 	n.follow, n.pending, n.orderLog = nil, nil, nil
+	n.merge, n.ended = [2][]Tuple{}, [2]bool{}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package labs
 
 import (
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -11,8 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
+	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/why"
 
 	_ "github.com/streamha/streamha/activestandby"
@@ -171,44 +174,119 @@ func TestLab3Claims(t *testing.T) {
 func TestLab4Claims(t *testing.T) {
 	t.Parallel()
 	l := get(t, 4)
+	e, err := l.experiment("experiment.yaml")
+	require.NoError(t, err)
+	var chain []string
+	for _, n := range e.Nodes {
+		for _, op := range n.Ops {
+			for name := range op {
+				chain = append(chain, n.Name+":"+name)
+			}
+		}
+	}
+	assert.Equal(t, []string{"A:union", "A:hash_chain", "B:map"}, chain)
+	assert.Equal(t, 2, e.Source.Streams)
+
 	r := simulated(t, l, "experiment.yaml", "active-standby")
+	assert.Equal(t, "rollback/divergent", r.label(), "the chains never coincide again")
 	require.Positive(t, r.rec().Wrong)
 	assert.Equal(t, 0, r.rec().Missing, "no input is lost")
 	assert.Equal(t, int64(0), r.rec().LostInputs)
-	// By a margin no rounding explains.
-	assert.Greater(t, lab4MinRelError(r), 1e-9)
-	assert.Equal(t, "rollback/convergent", r.label(), "the sums coincide again once both tuples of every pair are in")
-	s := simulated(t, l, "experiment-ship.yaml", "active-standby")
-	assert.Equal(t, "precise", s.label())
-	assert.Greater(t, *s.sr.Run.Overhead.MessagesRatio, *r.sr.Run.Overhead.MessagesRatio, "shipping costs messages")
-	// why --first-wrong: another tuple added at that step, made by A.1,
-	// brought to B by A.1's replay after its takeover.
+	// Wrong to the end of the run: every key's last delivery is wrong, and
+	// every wrong value is an exact integer below 2^52 far from the right one.
+	tail := lab4TailOf(r)
+	assert.NotEmpty(t, tail.stillWrongKeys)
+	assert.Equal(t, ms(r.obs.At(r.obs.Len()-1).T), tail.lastWrongMs, "the run's last delivery is wrong")
+	assert.Greater(t, tail.minDiff, 1.0, "a semantic difference, not rounding")
+	for i, s := range r.cls.Status {
+		if s == classify.StatusWrong {
+			v := r.obs.At(i).Tuple.Value
+			require.Equal(t, math.Trunc(v), v)
+			require.Less(t, v, float64(1<<52))
+		}
+	}
+	// The explanation the handout quotes, and A.1's replay to B.
+	require.NotEmpty(t, r.cls.Explanations)
+	assert.Contains(t, r.cls.Explanations[0], "outputs wrong, delivered at ")
+	assert.True(t, slices.ContainsFunc(r.sr.Trace.Events(), func(e ha.Event) bool {
+		return e.Kind == ha.EvReplayStart && e.Host == "A.1" && e.Peer == "B" && e.N > 0
+	}), "A.1 replays to B what B has not acknowledged")
+
+	// why --first-wrong: made by A.1, brought to B by its replay after the
+	// takeover; the same number of source tuples, and the step at which
+	// A.1's chain of the key first took another input lies inside the delay.
 	st := story(t, l, "experiment.yaml", "active-standby", (*why.Run).FirstWrong)
 	require.NotNil(t, st.Lineage)
 	require.NotNil(t, st.RefLineage)
-	assert.NotEmpty(t, st.Lineage.Newest)
-	assert.NotEqual(t, st.RefLineage.Newest, st.Lineage.Newest, "the pair arrived the other way round")
+	assert.Equal(t, st.RefLineage.Count, st.Lineage.Count)
 	assert.Equal(t, "A.1", st.Lineage.MadeBy)
 	assert.Equal(t, "A", st.RefLineage.MadeBy)
 	assert.True(t, slices.ContainsFunc(st.Hops, func(h why.Hop) bool { return h.Host == "A.1" && strings.Contains(h.Fate, "replay to B") }))
 	assert.True(t, slices.ContainsFunc(st.Events, func(e why.Context) bool { return e.Kind == "takeover" && strings.HasPrefix(e.Text, "A.1 ") }))
-	// The delay ends before the crash, the loss covers it.
-	e, err := l.experiment("experiment.yaml")
+	require.NotNil(t, st.Reordered)
+	assert.Equal(t, "A.1", st.Reordered.Host)
+	assert.NotEqual(t, st.ID, st.Reordered.ID, "the step lies before the delivery")
+	assert.True(t, slices.ContainsFunc(st.Differences, func(d string) bool { return strings.Contains(d, "in another order from "+st.Reordered.ID+" on") }))
+	ro, err := lab4Reordered(l)
 	require.NoError(t, err)
-	var delayEnd, lossEnd, crash time.Duration
+	assert.Equal(t, st.Reordered, ro, "the check's q4 is what why shows")
+
+	// The delay ends before the crash.
+	var delayStart, delayEnd, crash time.Duration
 	for _, f := range e.Faults {
 		switch {
 		case f.Delay != nil:
-			delayEnd = time.Duration(f.At) + time.Duration(f.For)
-		case f.Loss != nil:
-			lossEnd = time.Duration(f.At) + time.Duration(f.For)
+			assert.Equal(t, "A.1", f.Delay.To)
+			delayStart, delayEnd = time.Duration(f.At), time.Duration(f.At)+time.Duration(f.For)
 		case f.Crash != "":
+			assert.Equal(t, "A", f.Crash)
 			crash = time.Duration(f.At)
 		}
 	}
 	assert.Less(t, delayEnd, crash)
-	assert.Greater(t, lossEnd, crash)
+	assert.GreaterOrEqual(t, st.Reordered.TMs, ms(delayStart))
+	assert.Less(t, st.Reordered.TMs, ms(delayEnd))
+
+	s := simulated(t, l, "experiment-ship.yaml", "active-standby")
+	assert.Equal(t, "precise", s.label())
+	assert.Greater(t, *s.sr.Run.Overhead.MessagesRatio, *r.sr.Run.Overhead.MessagesRatio, "shipping costs messages")
+
+	// The discussion's variants. A running sum forgets the order once both
+	// tuples are in: the same run is precise. A restored passive backup
+	// merges the two replays by event time, the live order on a network
+	// without jitter (precise, logged or not); with jitter the live order
+	// differs and the chain keeps the difference (divergent, logged or not:
+	// the input A never processed is merged by event time).
+	b, err := l.File("experiment.yaml")
+	require.NoError(t, err)
+	variant := func(name, from, to, strategy string) string {
+		t.Helper()
+		e, err := experiment.Parse([]byte(strings.Replace(string(b), from, to, 1)), name)
+		require.NoError(t, err)
+		cmp, err := sim.Compare(e, []string{strategy})
+		require.NoError(t, err)
+		return cmp.Runs[0].Run.Recovery.Label()
+	}
+	const as = "strategy: {name: active-standby, ship_decisions: false}"
+	assert.Equal(t, "precise", variant("running-sum", "{hash_chain: {}}", "{running_sum: {}}", "active-standby"))
+	const ps, psLogged = "strategy: {name: passive-standby}", "strategy: {name: passive-standby, log_nondeterminism: true}"
+	assert.Equal(t, "precise", variant("passive", as, ps, "passive-standby"))
+	assert.Equal(t, "precise", variant("passive-logged", as, psLogged, "passive-standby"))
+	jitter := func(name, to string) string {
+		t.Helper()
+		y := strings.Replace(strings.Replace(string(b), as, to, 1), "jitter: 0s", "jitter: 300us", 1)
+		require.NotEqual(t, string(b), y)
+		e, err := experiment.Parse([]byte(y), name)
+		require.NoError(t, err)
+		cmp, err := sim.Compare(e, []string{"passive-standby"})
+		require.NoError(t, err)
+		return cmp.Runs[0].Run.Recovery.Label()
+	}
+	assert.Equal(t, "rollback/divergent", jitter("passive-jitter", ps))
+	assert.Equal(t, "rollback/divergent", jitter("passive-logged-jitter", psLogged))
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func TestLab6Claims(t *testing.T) {
 	t.Parallel()

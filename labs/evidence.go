@@ -3,6 +3,7 @@ package labs
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -31,25 +32,23 @@ type run struct {
 	exp, obs *ha.Deliveries
 }
 
-// simulations memoises simulate: a simulated run is a pure function of
-// the lab's embedded experiment and the strategy, so every check (and
-// every test) in one process shares each run.
+// simulations memoises the labs' simulations and sweeps: a simulated run
+// is a pure function of the lab's embedded experiment and the strategies,
+// so every check (and every test) in one process shares each run.
 var simulations = struct {
 	sync.Mutex
 	runs map[string]*memo
 }{runs: map[string]*memo{}}
 
-// memo is one simulation, run once.
+// memo is one simulation or sweep, run once.
 type memo struct {
 	once sync.Once
-	r    *run
+	v    any
 	err  error
 }
 
-// simulate runs strategy name on the lab's experiment file, once per
-// process.
-func (l *Lab) simulate(file, name string) (*run, error) {
-	key := l.Dir + "/" + file + "/" + name
+// memoized returns f's result for key, running f once per process.
+func memoized[T any](key string, f func() (T, error)) (T, error) {
 	simulations.Lock()
 	m, ok := simulations.runs[key]
 	if !ok {
@@ -57,8 +56,15 @@ func (l *Lab) simulate(file, name string) (*run, error) {
 		simulations.runs[key] = m
 	}
 	simulations.Unlock()
-	m.once.Do(func() { m.r, m.err = l.simulateOnce(file, name) })
-	return m.r, m.err
+	m.once.Do(func() { m.v, m.err = f() })
+	v, _ := m.v.(T)
+	return v, m.err
+}
+
+// simulate runs strategy name on the lab's experiment file, once per
+// process.
+func (l *Lab) simulate(file, name string) (*run, error) {
+	return memoized(l.Dir+"/"+file+"/"+name, func() (*run, error) { return l.simulateOnce(file, name) })
 }
 
 func (l *Lab) simulateOnce(file, name string) (*run, error) {
@@ -153,3 +159,6 @@ func ratioOf(p *float64) float64 {
 	}
 	return *p
 }
+
+// seconds formats a time in ms as seconds with three decimals.
+func seconds(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 3, 64) }

@@ -279,6 +279,10 @@ func recoveryConfusions(typ, sub string) []confusion {
 		out = append(out, mistake("Divergent means the output never becomes identical again; here it does: result.json gives converged_at_ms.", "divergent", "rollback/divergent"))
 		out = append(out, mistake("Repeating means the only difference is extra copies; here outputs have other values: look at 'wrong'.", "repeating", "rollback/repeating"))
 	}
+	if typ == "rollback" && sub == "divergent" {
+		out = append(out, mistake("Convergent means that from some point on the output equals the failure-free run's again; here outputs still differ when the run ends: compare the last wrong delivery with the end of the run.", "convergent", "rollback/convergent"))
+		out = append(out, mistake("Repeating means the only difference is extra copies; here outputs have other values: look at 'wrong'.", "repeating", "rollback/repeating"))
+	}
 	if typ == "rollback" && sub == "repeating" {
 		out = append(out, mistake("Nothing here was delivered with another value: the only anomalies are extra copies. Which subtype is that?", "convergent", "rollback/convergent", "divergent", "rollback/divergent"))
 	}

@@ -31,11 +31,13 @@ func lab8() *Lab {
 		// One comparison per chain runs the reference once for both strategies.
 		runs := map[string]*sim.StrategyRun{}
 		for _, file := range []string{"chain-3.yaml", "chain-12.yaml", "chain-12-small.yaml"} {
-			e, err := l.experiment(file)
-			if err != nil {
-				return err
-			}
-			cmp, err := sim.Compare(e, []string{"global-checkpoint", "passive-standby"})
+			cmp, err := memoized(l.Dir+"/"+file+"/global-checkpoint,passive-standby", func() (*sim.Comparison, error) {
+				e, err := l.experiment(file)
+				if err != nil {
+					return nil, err
+				}
+				return sim.Compare(e, []string{"global-checkpoint", "passive-standby"})
+			})
 			if err != nil {
 				return err
 			}

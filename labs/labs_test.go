@@ -203,8 +203,11 @@ func TestWrongAnswersNameTheConfusion(t *testing.T) {
 		{2, "q4", "293", "number of duplicates"},
 		{1, "q5", "8", "counts damaged outputs"},
 		{3, "q1", "1.034", "ratio cpu×"},
-		{4, "q1", "divergent", "converged_at_ms"},
-		{4, "q5", "1.68", "without shipping"},
+		{4, "q1", "convergent", "still differ when the run ends"},
+		{4, "q2", "658", "the replay A.1 sent B"},
+		{4, "q3", "k00#3216", "where A.1's chain first took another input"},
+		{4, "q4", "k00#3426", "the first wrong delivery"},
+		{4, "q6", "1.68", "without shipping"},
 		{7, "q7", "3151", "longest silence"},
 	}
 	for _, tt := range tests {

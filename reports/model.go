@@ -270,7 +270,7 @@ func modelFrags(e *experiment.Experiment) []fragModel {
 						r = half * half * w / float64(keys)
 					}
 					vr.known = false
-				case "running_sum":
+				case "running_sum", "hash_chain":
 					vr.known = false
 				}
 				f.stateBytes += stateBytes(name, p, keys, rate)
@@ -288,7 +288,7 @@ func modelFrags(e *experiment.Experiment) []fragModel {
 
 // stateBytes measures an operator's steady-state snapshot: one open window
 // per key (tumbling), size/slide windows per key (sliding), one sum per key
-// (running_sum), one window of buffered tuples (join, capped).
+// (running_sum, hash_chain), one window of buffered tuples (join, capped).
 func stateBytes(name string, p map[string]any, keys int, rate float64) float64 {
 	op, err := ops.New(name, p)
 	if err != nil {
@@ -299,7 +299,7 @@ func stateBytes(name string, p map[string]any, keys int, rate float64) float64 {
 		n = int(math.Min(rate*durParam(p["window"]), 20000))
 	}
 	switch name {
-	case "tumbling", "sliding", "running_sum", "join":
+	case "tumbling", "sliding", "running_sum", "hash_chain", "join":
 	default:
 		return 0
 	}

@@ -107,6 +107,11 @@ func TestInFaultModel(t *testing.T) {
 		{"adjacent fragments far apart, active standby", "active-standby", "convergent", "  - {at: 1s, crash: A}\n  - {at: 2.6s, crash: B}", true, ""},
 		{"adjacent fragments, passive standby", "passive-standby", "convergent", "  - {at: 2s, crash: A}\n  - {at: 2.5s, crash: B}", true, ""},
 		{"adjacent fragments far apart, passive standby", "passive-standby", "convergent", "  - {at: 1s, crash: A}\n  - {at: 2.6s, crash: B}", true, ""},
+		{"loss on a union's inputs", "active-standby", "arbitrary", "  - {at: 1s, for: 1s, loss: {p: 0.2}}", false, "changes the order in which its inputs arrive"},
+		{"delay from a source into the union", "passive-standby", "arbitrary", "  - {at: 1s, for: 1s, delay: {from: src2, to: A.1, extra: 5ms}}", false, "the union's fragment A"},
+		{"partition of a source from the union", "passive-standby", "arbitrary", "  - {at: 1s, for: 100ms, partition: [[src], [A, A.1]]}", false, "between a source and the union's fragment"},
+		{"loss after the union", "active-standby", "arbitrary", "  - {at: 1s, for: 1s, loss: {from: A, to: B, p: 0.2}}", true, ""},
+		{"a union's crash", "active-standby", "arbitrary", "  - {at: 2s, crash: A}", true, ""},
 		{"every host of a fragment", "amnesia", "repeatable", "  - {at: 0.5s, crash: B}\n  - {at: 2s, crash: B.1}\n  - {at: 3.6s, crash: B.2}", false, "every host of B"},
 	}
 	for _, tc := range cases {

@@ -18,8 +18,11 @@ type emitted struct {
 
 // scan is what one trace says about an id.
 type scan struct {
-	hops    []emitted
-	prev    []emitted // emits of key#(n-1), for a running aggregate
+	hops []emitted
+	prev []emitted // emits of key#(n-1), for a running aggregate
+	// steps are, for a running aggregate (id key#n), every emit of the
+	// key's earlier steps key#1 … key#n by host, in time order.
+	steps   map[string][]emitted
 	sources map[uint64]emitted
 	// single are, per fragment and key, the single-source tuples its hosts
 	// emitted (each once, in emit order): the inputs of the next stage.
@@ -31,7 +34,7 @@ type scan struct {
 // running aggregate), the source tuples by lineage hash, the single-source
 // inputs of each fragment, and every emit of the fragments in wantFrags.
 func scanTrace(tr *ha.Trace, id string, wantFrags map[string]bool) *scan {
-	s := &scan{sources: map[uint64]emitted{}, single: map[string]map[uint32][]emitted{}, frag: map[string][]emitted{}}
+	s := &scan{sources: map[uint64]emitted{}, single: map[string]map[uint32][]emitted{}, frag: map[string][]emitted{}, steps: map[string][]emitted{}}
 	seen := map[string]map[uint64]bool{}
 	var prevID string
 	for _, e := range tr.Events() {
@@ -64,13 +67,77 @@ func scanTrace(tr *ha.Trace, id string, wantFrags map[string]bool) *scan {
 		}
 	}
 	if prevID != "" {
+		want := s.hops[0].tup.ID
 		for _, e := range tr.Events() {
-			if e.Kind == ha.EvEmit && e.Tuple != nil && e.Tuple.ID.String() == prevID {
+			if e.Kind != ha.EvEmit || e.Tuple == nil {
+				continue
+			}
+			if e.Tuple.ID.String() == prevID {
 				s.prev = append(s.prev, emitted{t: e.T, host: e.Host, tup: *e.Tuple})
+			}
+			if got := e.Tuple.ID; got.Kind == ha.IDKey && got.Key == want.Key && got.X <= want.X {
+				s.steps[e.Host] = append(s.steps[e.Host], emitted{t: e.T, host: e.Host, tup: *e.Tuple})
 			}
 		}
 	}
 	return s
+}
+
+// newestByStep is, for the running aggregate of id's key at host, the
+// source tuple each step key#x added (x = 1 … id's X), from the host's
+// latest emits of the steps at or before t: its lineage less the previous
+// step's. A step whose input cannot be told (the host did not emit the step
+// before, as after a restore) is "".
+func (s *scan) newestByStep(id ha.OutputID, host string, t time.Duration) []string {
+	byX := make([]*emitted, id.X+1)
+	for i := range s.steps[host] {
+		e := &s.steps[host][i]
+		if e.t <= t {
+			byX[e.tup.ID.X] = e
+		}
+	}
+	out := make([]string, id.X+1)
+	for x := int64(1); x <= id.X; x++ {
+		cur := byX[x]
+		if cur == nil {
+			continue
+		}
+		var prev ha.Lineage
+		if x > 1 {
+			if byX[x-1] == nil {
+				continue
+			}
+			prev = byX[x-1].tup.Lineage
+		}
+		if cur.tup.Lineage.N != prev.N+1 {
+			continue
+		}
+		if src, ok := s.sources[cur.tup.Lineage.Hash-prev.Hash]; ok {
+			out[x] = src.tup.ID.String()
+		}
+	}
+	return out
+}
+
+// firstReordered is the first step of id's key at which host (up to t) and
+// refHost in the reference (up to refT) added different source tuples:
+// where the host's state of the key started to differ. ok is false when
+// every step both can tell agrees.
+func firstReordered(id ha.OutputID, fs *scan, host string, t time.Duration, rs *scan, refHost string, refT time.Duration) (Reorder, bool) {
+	got, want := fs.newestByStep(id, host, t), rs.newestByStep(id, refHost, refT)
+	for x := int64(1); x <= id.X; x++ {
+		if got[x] == "" || want[x] == "" || got[x] == want[x] {
+			continue
+		}
+		r := Reorder{ID: ha.OutputID{Kind: ha.IDKey, Key: id.Key, X: x}.String(), Host: host, Newest: got[x], RefNewest: want[x]}
+		for _, e := range fs.steps[host] {
+			if e.tup.ID.X == x && e.t <= t {
+				r.TMs = ms(e.t)
+			}
+		}
+		return r, true
+	}
+	return Reorder{}, false
 }
 
 // lineage identifies the source tuples of lin, a copy of id emitted by

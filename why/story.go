@@ -29,6 +29,12 @@ type Story struct {
 	// the only) delivered copy reflects.
 	Lineage    *Lineage `json:"lineage,omitempty"`
 	RefLineage *Lineage `json:"ref_lineage,omitempty"`
+	// Reordered is set when the copy reflects the same number of source
+	// tuples as the failure-free one but has another value, and its id is
+	// a step of a running aggregate (key#n): the first step of the key at
+	// which the host that made the copy added another source tuple than
+	// the failure-free run did, where its state of the key began to differ.
+	Reordered *Reorder `json:"reordered,omitempty"`
 	// Hops are every emit of the id on its way, in time order, with what
 	// the next stage did with it; RefHops the same in the failure-free run.
 	Hops    []Hop `json:"hops"`
@@ -93,6 +99,16 @@ type Lineage struct {
 	// event times in ms.
 	Ids []string `json:"-"`
 	idT []float64
+}
+
+// Reorder is the first step of a key's running aggregate at which a host
+// added another source tuple than the failure-free run.
+type Reorder struct {
+	ID        string  `json:"id"`   // the step, key#x
+	TMs       float64 `json:"t_ms"` // when the host emitted it
+	Host      string  `json:"host"`
+	Newest    string  `json:"newest"`     // the source tuple the host added
+	RefNewest string  `json:"ref_newest"` // the one the failure-free run added
 }
 
 // Context is a fault or recovery event (or a run of equal ones).
@@ -211,6 +227,9 @@ func (r *Run) Story(id string) (*Story, error) {
 		d := r.exp.At(refIdx[0])
 		host, t := r.maker(rs, d)
 		st.RefLineage = rs.lineage(d.Tuple.ID, d.Tuple.Lineage, host, r.upstream(host), t)
+		if len(obsIdx) > 0 {
+			st.Reordered = r.reordered(fs, rs, r.obs.At(obsIdx[pick]), d, host, t)
+		}
 	}
 
 	// Hops and their fates.
@@ -236,6 +255,26 @@ func (r *Run) Story(id string) (*Story, error) {
 	st.Differences = differences(st)
 	st.Summary = summary(st)
 	return st, nil
+}
+
+// reordered finds where the state behind delivered copy d of a running
+// aggregate began to differ from the one behind ref, the failure-free copy
+// made by refHost at refT (nil unless d has ref's lineage count but
+// another value).
+func (r *Run) reordered(fs, rs *scan, d, ref ha.Delivery, refHost string, refT time.Duration) *Reorder {
+	id := d.Tuple.ID
+	if id.Kind != ha.IDKey || d.Tuple.Value == ref.Tuple.Value || d.Tuple.Lineage.N != ref.Tuple.Lineage.N {
+		return nil
+	}
+	host, t := r.maker(fs, d)
+	if host == "" || refHost == "" {
+		return nil
+	}
+	ro, ok := firstReordered(id, fs, host, t, rs, refHost, refT)
+	if !ok {
+		return nil
+	}
+	return &ro
 }
 
 func statusName(s classify.Status) string {
@@ -366,6 +405,10 @@ func differences(st *Story) []string {
 	if st.Lineage != nil && st.RefLineage != nil {
 		out = append(out, lineageDiff(st.Lineage, st.RefLineage)...)
 	}
+	if ro := st.Reordered; ro != nil && ro.ID != st.ID {
+		out = append(out, fmt.Sprintf("the same number of source tuples, another value: %s added the key's inputs in another order from %s on (at %s s it added %s where the failure-free run added %s), and this value depends on that order",
+			ro.Host, ro.ID, seconds(ro.TMs), ro.Newest, ro.RefNewest))
+	}
 	if len(st.Delivered) > 0 && len(st.Expected) > 0 {
 		d, e := st.Delivered[st.pick], st.Expected[0]
 		if d.Value != e.Value {
@@ -457,4 +500,11 @@ func lastRecoveryBefore(evs []Context, t float64) *Context {
 
 func seconds(msv float64) string { return strconv.FormatFloat(msv/1000, 'f', 3, 64) }
 
-func fmtF(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+// fmtF formats a value exactly: an integer below 2^53 in full (a
+// hash_chain head reads as the integer it is), anything else shortest.
+func fmtF(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/why"
 
+	_ "github.com/streamha/streamha/activestandby"
 	_ "github.com/streamha/streamha/upstreambackup"
 )
 
@@ -166,4 +167,35 @@ func TestLoadChecksTheRunDirectory(t *testing.T) {
 
 	_, err = why.Load(filepath.Join(dir, "nowhere"), "")
 	require.ErrorIs(t, err, why.ErrUsage)
+}
+
+// TestWrongOutputOfAChainNamesWhereTheOrderChanged: a copy with the same
+// source tuples as the failure-free one but another value is traced back
+// to the first step at which the host that made it took the key's inputs
+// in another order.
+func TestWrongOutputOfAChainNamesWhereTheOrderChanged(t *testing.T) {
+	r := rerun(t, "reorder.yaml", "active-standby")
+	id, err := r.FirstWrong()
+	require.NoError(t, err)
+	st, text := story(t, r, id)
+	assert.Equal(t, "wrong", st.Verdict)
+	require.NotNil(t, st.Lineage)
+	require.NotNil(t, st.RefLineage)
+	assert.Equal(t, st.RefLineage.Count, st.Lineage.Count, "no input lost")
+	require.NotNil(t, st.Reordered)
+	ro := st.Reordered
+	assert.Equal(t, "A.1", ro.Host)
+	assert.NotEqual(t, ro.RefNewest, ro.Newest)
+	assert.NotEqual(t, id, ro.ID, "the order changed at an earlier step")
+	assert.Regexp(t, `^k0\d#\d+$`, ro.ID)
+	assert.GreaterOrEqual(t, ro.TMs, 1200.0, "not before the delay began")
+	assert.Less(t, ro.TMs, 1400.0, "before the crash")
+	assert.Contains(t, st.Differences[0], "A.1 added the key's inputs in another order from "+ro.ID)
+	assert.Contains(t, st.Summary, ro.ID)
+	assert.Contains(t, text, "made by A.1 (failure-free: A)")
+
+	// A correct output of the same key before the delay has no reorder.
+	ok, _ := story(t, r, id[:4]+"1")
+	assert.Equal(t, "correct", ok.Verdict)
+	assert.Nil(t, ok.Reordered)
 }

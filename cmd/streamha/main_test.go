@@ -159,7 +159,7 @@ func TestStrategiesListsRegistry(t *testing.T) {
 func TestOperatorsListsTheLibrary(t *testing.T) {
 	code, out, _ := runCLI(t, "operators")
 	require.Equal(t, 0, code)
-	for _, want := range []string{"tumbling (convergent-capable)", "union (arbitrary)", "running_sum (deterministic)", "size", "value_gt"} {
+	for _, want := range []string{"tumbling (convergent-capable)", "union (arbitrary)", "running_sum (deterministic)", "hash_chain (deterministic)", "size", "value_gt"} {
 		assert.Contains(t, out, want)
 	}
 }

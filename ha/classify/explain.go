@@ -208,8 +208,10 @@ func rounded(v string, digits int) string {
 		return v
 	}
 	s := strconv.FormatFloat(f, 'g', digits, 64)
-	if strings.Contains(s, "e+") && math.Abs(f) < 1e15 {
-		return strconv.FormatFloat(math.Round(f), 'f', -1, 64) // 12346, not 1.235e+04
+	if strings.Contains(s, "e+") && math.Abs(f) < 1<<53 {
+		// 12346, not 1.235e+04; up to 2^53, where float64 stops holding
+		// every integer (a hash_chain head reads as the integer it is)
+		return strconv.FormatFloat(math.Round(f), 'f', -1, 64)
 	}
 	return s
 }

@@ -30,6 +30,9 @@ import (
 // -race, with other packages' tests sharing the 2 cores, memberlist took
 // 2.7 s to declare B dead in one CI run, and with 2 s the spare took over
 // too late to deliver the windows it owed (a gap instead of precise).
+// e2eEmission is when e2eYAML's sources stop emitting.
+const e2eEmission = 6 * time.Second
+
 const e2eYAML = `name: e2e
 seed: 7
 duration: 6s
@@ -134,8 +137,20 @@ func TestClusterEndToEnd(t *testing.T) {
 				}
 			}
 		}
-		require.True(t, crash != nil && detect != nil && takeover != nil && stats,
-			"%s: the trace holds the SIGKILL of B, its detection, the takeover by B.1 and the nodes' stats", run.Strategy)
+		require.True(t, crash != nil && detect != nil && stats,
+			"%s: the trace holds the SIGKILL of B, its detection and the nodes' stats", run.Strategy)
+		if takeover == nil {
+			// A machine starved for seconds (other tests' processes on the
+			// same cores) can declare B dead only as the emission ends:
+			// B.1 then has no time to take over. The run must say so, never
+			// report a recovery; a timely detection without a takeover
+			// fails.
+			require.Greater(t, detect.T, e2eEmission-time.Second,
+				"%s: B was declared dead at %s but B.1 never took over", run.Strategy, detect.T)
+			assert.Nil(t, rec.RecoveryMs, "%s: a run whose takeover never came is not recovered", run.Strategy)
+			t.Logf("%s: B declared dead only at %s, %s before the end of the emission: the takeover is not judged", run.Strategy, detect.T, e2eEmission-detect.T)
+			continue
+		}
 		assert.LessOrEqual(t, detect.T, takeover.T, "%s: B.1 takes over only once B is declared dead", run.Strategy)
 		assert.LessOrEqual(t, crash.T, takeover.T, "%s: the takeover follows the crash", run.Strategy)
 		assert.Positive(t, run.Overhead.ProcessCPUMs, "%s: process CPU is summed over the nodes", run.Strategy)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/streamha/streamha/ha"
@@ -249,9 +250,15 @@ func FirstFault(trace *ha.Trace) (time.Duration, string, bool) {
 }
 
 // Marks turns fault, detection, takeover and replay events into classifier marks.
+// A replay is marked only when it goes to a host that sends output on: a
+// first host of its fragment (no "." in its name), the sink, or a host that
+// has taken over. A replay that brings a new secondary or backup up to date
+// delivers nothing, and naming it would blame it for what the sink got at
+// the same moment from the new primary.
 func Marks(trace *ha.Trace) []classify.Mark {
 	var marks []classify.Mark
 	detected := map[string]bool{}
+	tookOver := map[string]bool{}
 	for _, e := range trace.Events() {
 		switch e.Kind {
 		case ha.EvCrash:
@@ -266,9 +273,10 @@ func Marks(trace *ha.Trace) []classify.Mark {
 				marks = append(marks, classify.Mark{At: ms(e.T), Label: fmt.Sprintf("the detection of %s's failure", e.Peer)})
 			}
 		case ha.EvTakeover:
+			tookOver[e.Host] = true
 			marks = append(marks, classify.Mark{At: ms(e.T), Label: fmt.Sprintf("the takeover by %s (epoch %d)", e.Host, e.Epoch)})
 		case ha.EvReplayStart:
-			if e.N > 0 {
+			if e.N > 0 && (!strings.Contains(e.Peer, ".") || tookOver[e.Peer]) {
 				marks = append(marks, classify.Mark{At: ms(e.T), Label: fmt.Sprintf("the replay of %d tuples from %s to %s", e.N, e.Host, e.Peer)})
 			}
 		}

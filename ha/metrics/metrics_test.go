@@ -467,3 +467,32 @@ func TestRestartedRunningSum(t *testing.T) {
 	assert.True(t, r.NotRecovered, "k01#4 to #6 never came")
 	assert.EqualValues(t, 3, r.LostInputs, "the key's last output reflects 3 of 6 tuples")
 }
+
+// TestMarksNameOnlyReplaysThatSendOutputOn: a replay to a first host, to
+// the sink or to a host that took over is a mark; one that brings a new
+// secondary up to date is not, so no explanation blames it.
+func TestMarksNameOnlyReplaysThatSendOutputOn(t *testing.T) {
+	tr := ha.NewTrace(
+		ha.Event{T: 1 * time.Second, Kind: ha.EvReplayStart, Host: "src", Peer: "A", N: 3},
+		ha.Event{T: 2 * time.Second, Kind: ha.EvCrash, Host: "A"},
+		ha.Event{T: 2100 * time.Millisecond, Kind: ha.EvTakeover, Host: "A.1", Peer: "A", Epoch: 1},
+		ha.Event{T: 2100 * time.Millisecond, Kind: ha.EvReplayStart, Host: "A.1", Peer: "B", N: 40},
+		ha.Event{T: 2100 * time.Millisecond, Kind: ha.EvReplayStart, Host: "A.1", Peer: "B.1", N: 40},
+		ha.Event{T: 2101 * time.Millisecond, Kind: ha.EvReplayStart, Host: "src", Peer: "A.1", N: 2},
+		ha.Event{T: 2102 * time.Millisecond, Kind: ha.EvReplayStart, Host: "src", Peer: "A.2", N: 4},
+		ha.Event{T: 2103 * time.Millisecond, Kind: ha.EvReplayStart, Host: "B", Peer: "sink", N: 5},
+		ha.Event{T: 2104 * time.Millisecond, Kind: ha.EvReplayStart, Host: "src", Peer: "A", N: 0},
+	)
+	var labels []string
+	for _, m := range metrics.Marks(tr) {
+		labels = append(labels, m.Label)
+	}
+	assert.Equal(t, []string{
+		"the replay of 3 tuples from src to A",
+		"the crash of A",
+		"the takeover by A.1 (epoch 1)",
+		"the replay of 40 tuples from A.1 to B",
+		"the replay of 2 tuples from src to A.1",
+		"the replay of 5 tuples from B to sink",
+	}, labels)
+}

@@ -62,6 +62,10 @@ func BenchmarkRunningSum(b *testing.B) {
 	benchOp(b, mustNew(b, "running_sum", nil))
 }
 
+func BenchmarkHashChain(b *testing.B) {
+	benchOp(b, mustNew(b, "hash_chain", nil))
+}
+
 func BenchmarkJoin(b *testing.B) {
 	benchOp(b, mustNew(b, "join", map[string]any{"window": "100ms"}))
 }

@@ -24,6 +24,8 @@ const (
 	tagJoinSnap
 	tagJoinDelta
 	tagUnionSnap
+	tagChainSnap
+	tagChainDelta
 )
 
 // stateVersion is bumped when an encoding changes incompatibly.

@@ -1,8 +1,8 @@
 // Package ops is streamha's operator library: filters, maps, windowed
-// aggregates, a running sum, a windowed join and a union, each with its
-// recovery class (see ha.Class), byte-deterministic snapshots and, for the
-// stateful ones, incremental checkpoints (ha.Incremental), a state horizon
-// (ha.Horizon) and a state size (ha.Sizer).
+// aggregates, a running sum, a hash chain, a windowed join and a union, each
+// with its recovery class (see ha.Class), byte-deterministic snapshots and,
+// for the stateful ones, incremental checkpoints (ha.Incremental), a state
+// horizon (ha.Horizon) and a state size (ha.Sizer).
 //
 // Every operator is a deterministic function of its state and its input
 // sequence: nothing here starts goroutines, reads the clock or uses a global

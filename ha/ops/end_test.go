@@ -55,6 +55,12 @@ func TestEndOfStreamClosesEveryWindow(t *testing.T) {
 			want: []string{"k01#1", "end-of-stream s0"}, emit: []int64{1, 2 * sec},
 		},
 		{
+			name: "hash chain passes the mark",
+			op:   "hash_chain",
+			in:   []ha.Tuple{src(0, 1, 1, 1, 0, 1), end(0, 0, 2*sec)},
+			want: []string{"k01#1", "end-of-stream s0"}, emit: []int64{1, 2 * sec},
+		},
+		{
 			name: "join waits for both ports, then closes its windows",
 			op:   "join", p: map[string]any{"window": "1s"},
 			in: []ha.Tuple{src(0, 1, sec/4, 1, 0, 1), src(1, 1, sec/2, 2, 1, 1), end(0, 0, sec*3/4),

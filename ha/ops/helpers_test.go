@@ -106,5 +106,6 @@ var statefulCases = []struct {
 	{"sliding", map[string]any{"size": "2s", "slide": "500ms", "agg": "avg"}},
 	{"sliding", map[string]any{"size": "1s", "slide": "1s", "agg": "count"}},
 	{"running_sum", nil},
+	{"hash_chain", nil},
 	{"join", map[string]any{"window": "1s"}},
 }

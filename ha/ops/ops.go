@@ -109,6 +109,11 @@ var registry = []opSpec{
 		build: func(*params) (ha.Operator, error) { return newRunningSum(), nil },
 	},
 	{
+		doc: OpDoc{Name: "hash_chain", Class: ha.Deterministic,
+			Doc: "per-key hash chain of the values in arrival order, as a tamper-evident log keeps: h_n = SHA-256(h_(n-1) ‖ value as 8 big-endian IEEE-754 bytes), h_0 = 32 zero bytes; emits the first 52 bits of h_n as an exact integer for every input (id key#n). Any change in the order of a key's inputs changes every later output of that key"},
+		build: func(*params) (ha.Operator, error) { return newHashChain(), nil },
+	},
+	{
 		doc: OpDoc{Name: "join", Class: ha.Repeatable,
 			Doc: "equi-join on key of port 0 (left) and port 1 (right) within tumbling event-time windows; a window closes when both ports' event times have passed its end; value = left + right",
 			Params: []ParamDoc{

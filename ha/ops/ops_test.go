@@ -21,6 +21,7 @@ func TestClass(t *testing.T) {
 		{"tumbling", map[string]any{"size": "1s"}, ha.ConvergentCapable},
 		{"sliding", map[string]any{"size": "2s", "slide": "1s"}, ha.ConvergentCapable},
 		{"running_sum", nil, ha.Deterministic},
+		{"hash_chain", nil, ha.Deterministic},
 		{"join", map[string]any{"window": "1s"}, ha.Repeatable},
 		{"union", map[string]any{}, ha.Arbitrary},
 	}
@@ -71,9 +72,10 @@ func TestNewErrors(t *testing.T) {
 		is     error
 		msg    string
 	}{
-		{"fliter", nil, ErrUnknownOperator, `unknown operator "fliter" (known: filter, map, tumbling, sliding, running_sum, join, union)`},
+		{"fliter", nil, ErrUnknownOperator, `unknown operator "fliter" (known: filter, map, tumbling, sliding, running_sum, hash_chain, join, union)`},
 		{"tumbling", map[string]any{"sise": "1s"}, ErrUnknownParameter, `tumbling: unknown parameter "sise" (known: size, agg)`},
 		{"union", map[string]any{"x": 1}, ErrUnknownParameter, `union: unknown parameter "x" (it takes no parameters)`},
+		{"hash_chain", map[string]any{"seed": 1}, ErrUnknownParameter, `hash_chain: unknown parameter "seed" (it takes no parameters)`},
 		{"tumbling", map[string]any{"size": "-1s"}, ErrInvalidParameter, `tumbling.size: must be a positive duration, got "-1s"`},
 		{"tumbling", map[string]any{"size": "0s"}, ErrInvalidParameter, `tumbling.size: must be a positive duration, got "0s"`},
 		{"tumbling", map[string]any{"size": 1000}, ErrInvalidParameter, `tumbling.size: must be a duration string with a unit such as "1s" or "250ms", got 1000 (int)`},

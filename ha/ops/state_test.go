@@ -52,6 +52,7 @@ type lateReporter interface{ lateOrZero() int }
 func (w *windowOp) lateOrZero() int   { return w.late }
 func (j *joinOp) lateOrZero() int     { return j.late }
 func (*runningSumOp) lateOrZero() int { return 0 }
+func (*hashChainOp) lateOrZero() int  { return 0 }
 
 // TestDeltaRoundTrip: Restore(snapshot) followed by ApplyDelta of every
 // delta since equals the live state, and then behaves identically.
@@ -134,7 +135,7 @@ func TestSnapshotBytesIndependentOfArrivalOrder(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		params map[string]any
-	}{{"tumbling", map[string]any{"size": "1s", "agg": "max"}}, {"sliding", map[string]any{"size": "1s", "slide": "250ms"}}, {"running_sum", nil}} {
+	}{{"tumbling", map[string]any{"size": "1s", "agg": "max"}}, {"sliding", map[string]any{"size": "1s", "slide": "250ms"}}, {"running_sum", nil}, {"hash_chain", nil}} {
 		a, b := mustNew(t, c.name, c.params), mustNew(t, c.name, c.params)
 		for k := range 100 {
 			a.Process(src(0, uint32(k), 10, float64(k), 0, int64(k)), func(ha.Tuple) {})
