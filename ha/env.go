@@ -9,11 +9,30 @@ import (
 // implements it with a virtual clock and a modelled network and CPU; the
 // cluster runtime with the real clock and TCP. A node never reaches the
 // outside world any other way.
+//
+// Messages cross an Env lent, for one call, in both directions:
+//
+//   - Send lends the message and its Tuples for the duration of the call
+//     only: the node reuses both as soon as Send returns (it sends every
+//     data batch from one message and one batch). An Env that keeps either
+//     past Send — to deliver it later, or to hand it to a writer — copies
+//     them first, into memory it may recycle.
+//   - Whatever else a sent message refers to (Route, Route.Receivers,
+//     Body) is never modified after Send, by the node or the Env, so an
+//     Env may share it without copying.
+//   - Deliver lends the delivered message and its Tuples for that call
+//     only: a node and its hooks copy what they keep (see Hooks.Message),
+//     so an Env may recycle its copy once Deliver returns.
+//
+// There is no other send path: a runtime that offered a second one (the
+// in-process runtime took a node's batch for good in exchange for an
+// empty one) gained no throughput and allocated more.
 type Env interface {
 	// Now is the time since the start of the run.
 	Now() time.Duration
-	// Send queues m for delivery to host. Delivery may fail silently (a
-	// crashed host, a partition, loss); protocols must not rely on it.
+	// Send sends m to host; m and m.Tuples are lent for the call only (see
+	// Env). Delivery may fail silently (a crashed host, a partition,
+	// loss); protocols must not rely on it.
 	Send(to string, m *Message)
 	// SetTimer arranges for the node's Timer(name) to run after d. Timers
 	// are one-shot; setting a pending name again adds a second firing.
@@ -27,26 +46,4 @@ type Env interface {
 	// Trace records an event. A delivery's Tuple (EvDeliver) is only valid
 	// during the call: an Env that keeps it must copy it (Trace.Add does).
 	Trace(e Event)
-}
-
-// CopySender is an optional capability of an Env, detected by type
-// assertion: SendCopy is Send for a data message that the Env copies —
-// the Message and its Tuples — before it returns, so the node sends from
-// one reused message and batch and allocates nothing per message. An Env
-// with this capability may recycle its copy once the receiving node has
-// handled it, which is why a node and its hooks never keep a delivered
-// message or its Tuples after Deliver returns (see Hooks.Message).
-type CopySender interface {
-	SendCopy(to string, m *Message)
-}
-
-// BatchSwapper is an optional capability of a CopySender Env: SendSwap
-// sends data message m taking its Tuples as they are — the node gives its
-// batch up — and returns an empty batch, of at least the same capacity,
-// for the node's next output. A node sends through it instead of SendCopy
-// to the last (usually the only) receiver of a batch, which saves copying
-// every sent tuple once more. If the message cannot be sent (the receiver
-// is gone), SendSwap returns m.Tuples back, emptied.
-type BatchSwapper interface {
-	SendSwap(to string, m *Message) []Tuple
 }

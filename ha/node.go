@@ -54,7 +54,6 @@ type Node struct {
 	env        Env
 	hooks      Hooks
 	inHook     InputHook
-	copier     CopySender // the Env's optional capability, nil without it
 	fencing    bool
 	traceEmits bool
 
@@ -106,17 +105,13 @@ type Node struct {
 	outScratch Tuple
 	inScratch  Tuple
 
-	// slabs the hot path carves sent batches and data messages from, so
-	// that it allocates once per slab instead of once per message, when
-	// the Env is no CopySender (see node_alloc.go)
-	slabs slabs
 	// delivered is the sink's last delivered tuple, lent to Env.Trace.
 	delivered Tuple
-	// sendScratch is the data message lent to a CopySender Env.
+	// sendScratch is the data message lent to Env.Send: every data
+	// message leaves from it (Env: Send lends).
 	sendScratch Message
-	// swapper is the CopySender's optional capability, nil without it
-	// (here, not beside copier: see outNext).
-	swapper BatchSwapper
+	// resend is the batch a replay sends its chunks from, reused.
+	resend []Tuple
 
 	// resume and gap repair per input port (node_repair.go)
 	rep           [2]portRepair
@@ -188,10 +183,6 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		n.hooks = NopHooks{}
 	}
 	n.inHook, _ = n.hooks.(InputHook)
-	n.copier, _ = cfg.Env.(CopySender)
-	if n.copier != nil {
-		n.swapper, _ = cfg.Env.(BatchSwapper)
-	}
 	n.stats.Role = n.Role()
 	return n, nil
 }
@@ -382,7 +373,9 @@ func (n *Node) Trace(e Event) {
 	n.env.Trace(e)
 }
 
-// Send stamps m with this node's identity and epoch and sends it.
+// Send stamps m with this node's identity and epoch and sends it. Send
+// lends m and its Tuples for the call only (Env): the caller may reuse
+// them once it returns, and never modifies what else m refers to.
 func (n *Node) Send(to string, m *Message) {
 	n.stamp(m)
 	n.env.Send(to, m)
@@ -401,22 +394,20 @@ func (n *Node) stamp(m *Message) {
 	}
 }
 
-// sendCopy sends the data tuples ts to host through the Env's CopySender,
-// which copies them: the caller keeps ts and may reuse it at once.
-func (n *Node) sendCopy(to string, ts []Tuple) {
+// sendData sends the data tuples ts to host in the node's one data
+// message. Send lends both (Env), so the caller may reuse ts at once.
+func (n *Node) sendData(to string, ts []Tuple) {
 	m := &n.sendScratch
 	*m = Message{Kind: KindData, Stream: n.outPort, Tuples: ts}
-	n.stamp(m)
-	n.copier.SendCopy(to, m)
+	n.Send(to, m)
 	m.Tuples = nil
 }
 
-// Broadcast sends a copy of m to every other host of the topology.
+// Broadcast sends m to every other host of the topology.
 func (n *Node) Broadcast(m *Message) {
 	for _, h := range n.topo.Hosts() {
 		if h != n.host {
-			c := *m
-			n.Send(h, &c)
+			n.Send(h, m)
 		}
 	}
 }

@@ -27,7 +27,7 @@ func (layoutStrategy) Hooks(*Node) Hooks                        { return NopHook
 // BenchmarkOutputFieldsShareALine reports the layout the output path
 // relies on: every node field that emitting a tuple reads or writes — the
 // output seq and port, whether to retain, the output queue's tail, length,
-// head and lent flag — should lie in one 64-byte line of an allocated node
+// and head — should lie in one 64-byte line of an allocated node
 // (the allocator puts an 8-byte header in front of a large object with
 // pointers). A field added in front of them can split the line and cost
 // every retaining node a cache miss per message in cluster mode. It
@@ -66,6 +66,5 @@ func outputLines(n *Node) int {
 	add(unsafe.Pointer(&n.out.tail), unsafe.Sizeof(n.out.tail))
 	add(unsafe.Pointer(&n.out.n), unsafe.Sizeof(n.out.n))
 	add(unsafe.Pointer(&n.out.head), unsafe.Sizeof(n.out.head))
-	add(unsafe.Pointer(&n.out.lent), unsafe.Sizeof(n.out.lent))
 	return len(lines)
 }

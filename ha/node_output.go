@@ -91,17 +91,13 @@ func (n *Node) Replay(to string, from uint64) {
 }
 
 // sendRetained sends the retained outputs from queue index i to end to
-// host, in messages of at most 512 tuples.
+// host, in messages of at most 512 tuples, each from the node's one replay
+// batch (Env: Send lends).
 func (n *Node) sendRetained(to string, i, end int) {
-	var scratch []Tuple // a CopySender copies each chunk: one buffer serves them all
 	for j := i; j < end; {
 		c := min(end-j, 512)
-		if n.copier != nil {
-			scratch = n.out.AppendTo(scratch[:0], j, j+c)
-			n.sendCopy(to, scratch)
-		} else {
-			n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Tuples: n.out.AppendTo(make([]Tuple, 0, c), j, j+c)})
-		}
+		n.resend = n.out.AppendTo(n.resend[:0], j, j+c)
+		n.sendData(to, n.resend)
 		j += c
 	}
 }
@@ -150,57 +146,16 @@ func (n *Node) flush() {
 			return
 		}
 	}
-	b := n.batch
-	var (
-		out  []Tuple
-		last string // with a BatchSwapper: the receiver the batch itself goes to
-	)
 	for _, h := range n.Downstream() {
 		if len(n.down) > 0 && n.down[h] {
 			continue
 		}
 		if held, ok := n.awaiting[h]; ok {
-			n.keep(held, b) // never past the hold: the replay must come first
+			n.keep(held, n.batch) // never past the hold: the replay must come first
 			continue
 		}
-		if n.swapper != nil {
-			if last != "" {
-				n.sendCopy(last, b)
-			}
-			last = h
-			continue
-		}
-		if n.copier != nil {
-			n.sendCopy(h, b)
-			continue
-		}
-		if out == nil {
-			out = n.outgoing()
-		}
-		m := n.slabs.message()
-		m.Kind, m.Stream, m.Tuples = KindData, n.outPort, out
-		n.Send(h, m)
-	}
-	if last != "" {
-		m := &n.sendScratch
-		*m = Message{Kind: KindData, Stream: n.outPort, Tuples: b}
-		n.stamp(m)
-		n.batch = n.swapper.SendSwap(last, m)
-		m.Tuples = nil
+		n.sendData(h, n.batch)
 	}
 	n.batch = n.batch[:0]
 	n.armTail()
-}
-
-// outgoing returns the batched output for sending through an Env that is
-// no CopySender. A retaining node sends the queued copies themselves when
-// they lie in one block of its output queue, so each output tuple is
-// written once, as without retention, not a second time into a slab.
-func (n *Node) outgoing() []Tuple {
-	if n.retain {
-		if ts, ok := n.out.Lend(n.batch); ok {
-			return ts
-		}
-	}
-	return n.slabs.take(&n.batch)
 }

@@ -19,12 +19,11 @@ type outBlockOf = [outBlock]Tuple
 // follow, so a queue that is filled and trimmed every ack interval touches
 // its memory once. A contiguous slice had to be regrown by copying while a
 // window filled, and at high rates those copies and the fresh pages they
-// touched were most of upstream backup's CPU in cluster mode. Where sent
-// messages share the queue's memory (Lend, an Env that does not copy)
-// emptied blocks are left to the garbage collector instead: that memory is
-// then what a node without retention allocates for its sent batches.
+// touched were most of upstream backup's CPU in cluster mode. No sent
+// message shares the queue's memory (Env: Send lends), so emptied blocks
+// are always reused.
 type outQueue struct {
-	// The fields Push and Lend use for every tuple come first, 15 bytes,
+	// The fields Push uses for every tuple come first, 14 bytes,
 	// so that they can share a cache line with the node's other per-output
 	// fields (BenchmarkOutputFieldsShareALine): in cluster mode each line a
 	// message touches is a miss.
@@ -36,10 +35,6 @@ type outQueue struct {
 	tail *outBlockOf
 	n    int32  // queued tuples
 	head uint16 // blocks[0][head:] is the oldest tuple (head < outBlock)
-	// lent says that Lend handed queued tuples to a sent message, which
-	// may still refer to them after a Drop: blocks are no longer recycled
-	// (the garbage collector frees them once nothing refers to them).
-	lent bool
 
 	blocks []*outBlockOf
 	free   []*outBlockOf
@@ -112,31 +107,8 @@ func (q *outQueue) newBlock() *outBlockOf {
 	return new(outBlockOf)
 }
 
-// Lend returns the queued copies of the tuples b, the last len(b) pushed,
-// as a capacity-limited slice of the queue's memory, to be sent as they
-// are; false when they are not all queued or span two blocks. The queue
-// never writes them again: from the first Lend on, blocks emptied by Drop
-// are not reused.
-func (q *outQueue) Lend(b []Tuple) ([]Tuple, bool) {
-	k := len(b)
-	if k == 0 || k > q.Len() {
-		return nil, false
-	}
-	j := int(q.head) + q.Len() - k // the first one's position
-	if j>>outBlockBits != (j+k-1)>>outBlockBits {
-		return nil, false
-	}
-	// The last of them is the newest, so they lie in the last block.
-	ts := q.tail[j&outBlockMask:][:k:k]
-	if ts[0].Seq != b[0].Seq || ts[k-1].Seq != b[k-1].Seq {
-		return nil, false // trimmed meanwhile, or not queued
-	}
-	q.lent = true
-	return ts, true
-}
-
 // Drop removes the k oldest tuples (k ≤ Len). Emptied blocks go to the
-// free list for the appends that follow, unless tuples were lent. Together
+// free list for the appends that follow. Together
 // the used and free blocks stay within the queue's recent peak: the most
 // blocks it used between two Drops, decayed by 1/64 per Drop when it no
 // longer reaches it (down to 63 blocks), so memory is given back once a
@@ -151,9 +123,7 @@ func (q *outQueue) Drop(k int) {
 		used, head = len(q.blocks), 0
 	}
 	q.head = uint16(head)
-	if !q.lent {
-		q.free = append(q.free, q.blocks[:used]...)
-	}
+	q.free = append(q.free, q.blocks[:used]...)
 	kept := copy(q.blocks, q.blocks[used:])
 	clear(q.blocks[kept:])
 	q.blocks = q.blocks[:kept]

@@ -32,7 +32,7 @@ type Hooks interface {
 	// Message sees every incoming message before the node handles it;
 	// returning true means the hook consumed it and the node does nothing more.
 	// m and its Tuples are only valid during the delivery (an Env may
-	// recycle them, see CopySender): copy what is kept.
+	// recycle them, see Env): copy what is kept.
 	Message(m *Message) bool
 	// Output runs after the node emitted tuple t on its output stream.
 	Output(t *Tuple)

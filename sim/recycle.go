@@ -10,10 +10,10 @@ import (
 // (320 KiB). A larger batch (a long replay) is left to the garbage collector.
 const maxPooledClass = 12
 
-// recycler is the simulator's free list of the data messages it copies in
-// env.SendCopy: a message goes back to it once the receiving node handled
-// it (a node keeps neither a delivered message nor its Tuples, see
-// ha.CopySender), or when the network dropped it. Batches are kept by
+// recycler is the simulator's free list of the messages it copies in
+// env.Send: a message goes back to it once the receiving node handled it
+// (a node keeps neither a delivered message nor its Tuples, see ha.Env),
+// or when the network dropped it. Batches are kept by
 // power-of-two capacity, so a burst's large batch is not handed out for a
 // single tuple while small ones are regrown. It is used by one goroutine
 // and the simulation never depends on which memory it hands out, so a run

@@ -78,9 +78,10 @@ func recyclingCases(t *testing.T) []recyclingCase {
 }
 
 // TestRecyclingChangesNothing: no node, strategy or trace consumer reads a
-// delivered data message after the simulator took it back, since every
-// run gives the same trace with recycling on as with it off (a recycled
-// batch is cleared and then reused, so a late reader sees other tuples).
+// delivered message after the simulator took it back, since every run
+// gives the same trace with recycling on as with it off (a recycled
+// message is zeroed and its batch cleared, then reused, so a late reader
+// sees other fields and tuples).
 func TestRecyclingChangesNothing(t *testing.T) {
 	t.Parallel()
 	for _, c := range recyclingCases(t) {

@@ -109,7 +109,7 @@ type host struct {
 }
 
 // queued is one input in a host's inbox; own marks a message copied by
-// env.SendCopy, which goes back to the recycler once handled.
+// env.Send, which goes back to the recycler once handled.
 type queued struct {
 	it  ha.Input
 	own bool
@@ -165,7 +165,7 @@ type Sim struct {
 	active  []int // indices of faults in force (partition, delay, loss)
 	current *host
 	free    []*event // recycled events: the queue allocates nothing in steady state
-	pool    recycler // recycled data messages (see env.SendCopy)
+	pool    recycler // recycled messages (see env.Send)
 	// next is a host whose evReady event is due now and would be the
 	// queue's next pop: it is run without a trip through the queue.
 	next *host
@@ -579,23 +579,20 @@ func (e *env) SetTimer(d time.Duration, name string) {
 	e.s.push(ev)
 }
 
-func (e *env) Send(to string, m *ha.Message) { e.send(to, m, false) }
-
-// SendCopy sends a copy of the data message m in recycled memory (see
-// ha.CopySender): the copy goes back to the recycler once the receiver
-// handled it or the network dropped it.
-func (e *env) SendCopy(to string, m *ha.Message) { e.send(to, e.s.pool.copyMessage(m), true) }
+// Send sends a copy of m, Tuples included, in recycled memory: the node
+// lends m for the call only (ha.Env), and the copy goes back to the
+// recycler once the receiver handled it or the network dropped it.
+func (e *env) Send(to string, m *ha.Message) { e.send(to, e.s.pool.copyMessage(m)) }
 
 // send schedules the arrival of m at host to, if the network delivers it;
-// own says m belongs to the recycler.
-func (e *env) send(to string, m *ha.Message, own bool) {
+// m belongs to the recycler.
+func (e *env) send(to string, m *ha.Message) {
 	s := e.s
 	dst, arr, sent := e.transit(to, m)
+	own := true
 	switch {
 	case sent == nil:
-		if own {
-			s.pool.release(m)
-		}
+		s.pool.release(m)
 		return
 	case sent != m:
 		// a corrupted copy sharing m's Tuples: both are left to the garbage collector

@@ -13,19 +13,41 @@ import (
 )
 
 // stubEnv is an Env for timing one node's handlers alone. Like the
-// cluster's it is no CopySender, and Send hands the message over under a
-// lock, as the cluster transport queues it for its writer (the lock's
-// atomic instruction waits for the handler's pending stores); what is sent
-// and traced is then discarded.
+// cluster's, Send copies the lent message and its Tuples into slabs and
+// hands the copy over under a lock, as the cluster transport queues it for
+// its writer (the lock's atomic instruction waits for the handler's
+// pending stores); what is sent and traced is then discarded.
 type stubEnv struct {
-	now time.Duration
-	rng *rand.Rand
-	mu  sync.Mutex
-	q   []*ha.Message
+	now    time.Duration
+	rng    *rand.Rand
+	mu     sync.Mutex
+	q      []*ha.Message
+	msgs   []ha.Message // slab of copied messages
+	tuples []ha.Tuple   // slab of copied tuples
+}
+
+// copyOf copies m and its Tuples as the cluster's Send does: into slabs
+// of 64 messages and 512 tuples.
+func (e *stubEnv) copyOf(m *ha.Message) *ha.Message {
+	if len(e.msgs) == cap(e.msgs) {
+		e.msgs = make([]ha.Message, 0, 64)
+	}
+	e.msgs = append(e.msgs, *m)
+	c := &e.msgs[len(e.msgs)-1]
+	if k := len(m.Tuples); k > 0 {
+		if cap(e.tuples)-len(e.tuples) < k {
+			e.tuples = make([]ha.Tuple, 0, max(512, k))
+		}
+		i := len(e.tuples)
+		e.tuples = append(e.tuples, m.Tuples...)
+		c.Tuples = e.tuples[i : i+k : i+k]
+	}
+	return c
 }
 
 func (e *stubEnv) Now() time.Duration { return e.now }
 func (e *stubEnv) Send(_ string, m *ha.Message) {
+	m = e.copyOf(m)
 	e.mu.Lock()
 	if len(e.q) == cap(e.q) {
 		clear(e.q)

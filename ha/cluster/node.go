@@ -186,6 +186,7 @@ type clusterEnv struct {
 	tErr   error
 
 	timers timerQueue
+	copies sendSlabs // what Send queues (used by the node loop only)
 
 	tuplesOut atomic.Int64
 	closer    io.Closer
@@ -202,7 +203,11 @@ func (e *clusterEnv) Work(int, int) {}
 // receivers enforce.
 const maxSendTuples = 8192
 
+// Send queues a copy of m, Tuples included, for the transport's writer:
+// the node lends m for the call only (ha.Env). A large batch is split
+// into messages of at most maxSendTuples.
 func (e *clusterEnv) Send(to string, m *ha.Message) {
+	m = e.copies.copy(m)
 	if m.Kind != ha.KindData {
 		e.r.tr.Send(to, m)
 		return
@@ -218,7 +223,6 @@ func (e *clusterEnv) Send(to string, m *ha.Message) {
 	}
 	e.r.tr.Send(to, m)
 }
-
 func (e *clusterEnv) Trace(ev ha.Event) {
 	if e.tErr != nil {
 		return

@@ -74,9 +74,6 @@ type item struct {
 	kind itemKind
 	msg  *ha.Message
 	name string
-	// pooled: msg and its Tuples came from copies (SendCopy) and go back
-	// to it once handled or discarded.
-	pooled bool
 }
 
 // mailbox is an unbounded queue with a wake-up signal: senders never block,
@@ -316,9 +313,7 @@ func (h *host) loop() {
 				if m.Kind == ha.KindData {
 					h.r.noteData()
 				}
-				if it.pooled {
-					copies.release(m)
-				}
+				copies.release(m)
 			case itTimer:
 				h.timed(func() { n.Fire(it.name) })
 				if it.name == ha.GenTimer {
@@ -343,7 +338,7 @@ func (h *host) discard(its []item) {
 		case it.kind == itTimer && it.name == ha.GenTimer:
 			h.r.gens.Add(-1)
 		}
-		if it.pooled {
+		if it.kind == itMsg {
 			copies.release(it.msg)
 		}
 	}
@@ -399,47 +394,23 @@ func (e *env) receiver(to string) *host {
 	return dst
 }
 
-// hand queues c in dst's mailbox, counting a data message as in flight.
-func (e *env) hand(dst *host, c *ha.Message, pooled bool) {
+// hand queues c, a pooled message, in dst's mailbox, counting a data
+// message as in flight.
+func (e *env) hand(dst *host, c *ha.Message) {
 	if c.Kind == ha.KindData {
 		e.h.r.inflight.Add(1)
 	}
-	dst.box.put(item{kind: itMsg, msg: c, pooled: pooled})
+	dst.box.put(item{kind: itMsg, msg: c})
 }
 
-// Send hands a shallow copy of m to the destination's mailbox: the sender
-// may reuse m for the next destination, while tuple and body slices are
-// shared read-only, as on the simulator.
+// Send hands a copy of m, Tuples included, to the destination's mailbox,
+// made in memory that goes back to a pool once the receiver has handled it:
+// the node lends m for the call only, and keeps no delivered message or
+// tuple (ha.Env), so sent messages are not fresh memory.
 func (e *env) Send(to string, m *ha.Message) {
-	dst := e.receiver(to)
-	if dst == nil {
-		return
-	}
-	c := new(ha.Message)
-	*c = *m
-	e.hand(dst, c, false)
-}
-
-// SendCopy sends a copy of data message m, made in memory that goes back
-// to a pool once the receiver has handled it (ha.CopySender: a node keeps
-// no delivered message or tuple): sent batches are not fresh memory.
-func (e *env) SendCopy(to string, m *ha.Message) {
 	if dst := e.receiver(to); dst != nil {
-		e.hand(dst, copies.copy(m), true)
+		e.hand(dst, copies.copy(m))
 	}
-}
-
-// SendSwap sends data message m with its own batch, which goes back to the
-// pool once the receiver has handled it, and gives the node an empty
-// pooled batch for its next output (ha.BatchSwapper): no tuple is copied.
-func (e *env) SendSwap(to string, m *ha.Message) []ha.Tuple {
-	dst := e.receiver(to)
-	if dst == nil {
-		return m.Tuples[:0]
-	}
-	c, next := copies.swap(m)
-	e.hand(dst, c, true)
-	return next
 }
 
 func (e *env) SetTimer(d time.Duration, name string) {

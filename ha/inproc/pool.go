@@ -11,7 +11,7 @@ import (
 // (320 KiB); a larger one (a long replay) is left to the garbage collector.
 const maxPooledClass = 12
 
-// messagePool holds the copies SendCopy makes, shared by every host of
+// messagePool holds the copies Send makes, shared by every host of
 // every run: a sender takes a message whose batch has the next power-of-two
 // capacity, the receiving host gives it back once it has handled it. A
 // pooled message keeps its batch, so taking and returning one allocates
@@ -62,26 +62,6 @@ func (p *messagePool) copy(m *ha.Message) *ha.Message {
 	*c = *m
 	c.Tuples = append(buf, m.Tuples...)
 	return c
-}
-
-// swap returns m in a pooled message that keeps m's own batch, and the
-// empty batch that message had, of at least the same capacity, for the
-// sender's next output.
-func (p *messagePool) swap(m *ha.Message) (*ha.Message, []ha.Tuple) {
-	cl := batchClass(max(cap(m.Tuples), 1))
-	var c *ha.Message
-	if cl <= maxPooledClass {
-		c, _ = p.classes[cl].Get().(*ha.Message)
-	}
-	var next []ha.Tuple
-	if c == nil {
-		c = new(ha.Message)
-		next = make([]ha.Tuple, 0, max(1<<min(cl, maxPooledClass), cap(m.Tuples)))
-	} else {
-		next = c.Tuples[:0]
-	}
-	*c = *m
-	return c, next
 }
 
 // release takes back a message copy made, once nothing refers to it or

@@ -52,35 +52,6 @@ func sameMessage(t *testing.T, want, got *ha.Message) {
 	require.Equal(t, w, g)
 }
 
-// TestPoolSwapHandsTheBatchOver: a swap sends the sender's own batch (no
-// copy) and gives back an empty batch at least as large that shares no
-// memory with it; once the receiver released the message, its batch
-// serves a later swap of the same class.
-func TestPoolSwapHandsTheBatchOver(t *testing.T) {
-	p := newMessagePool(newStack)
-	for _, k := range []int{1, 3, 64, 1000, 1 << maxPooledClass, 1<<maxPooledClass + 1} {
-		batch := make([]ha.Tuple, k, k+k/3)
-		for i := range batch {
-			batch[i] = ha.Tuple{Seq: uint64(i + 1)}
-		}
-		src := &ha.Message{Kind: ha.KindData, Stream: 1, Epoch: 7, Tuples: batch}
-		c, next := p.swap(src)
-		sameMessage(t, src, c)
-		assert.Same(t, &batch[0], &c.Tuples[0], "k=%d: the batch itself is sent", k)
-		require.Empty(t, next)
-		require.GreaterOrEqual(t, cap(next), cap(batch))
-		next = append(next, ha.Tuple{Seq: 99})
-		assert.Equal(t, uint64(1), c.Tuples[0].Seq, "k=%d: the next batch is other memory", k)
-		p.release(c)
-	}
-	// A released power-of-two batch comes back to the next sender of its class.
-	c, next := p.swap(&ha.Message{Tuples: make([]ha.Tuple, 5, 8)})
-	got := &c.Tuples[:1][0]
-	p.release(c)
-	_, again := p.swap(&ha.Message{Tuples: next[:3]})
-	assert.Same(t, got, &again[:1][0])
-}
-
 // stack is a freeStore that keeps everything it is given, so the tests
 // can assert reuse; sync.Pool, the runtime's store, may drop items (the
 // race detector makes it drop them on purpose).
