@@ -83,12 +83,9 @@ func (s *snapshot) encode() []byte {
 // decodeSnapshot reads a snapshot written by encode. The operator states
 // alias b.
 func decodeSnapshot(b []byte) (*snapshot, error) {
-	if len(b) < checksumLen {
-		return nil, fmt.Errorf("%w: snapshot of %d bytes", ErrCorrupt, len(b))
-	}
-	body, sum := b[:len(b)-checksumLen], binary.BigEndian.Uint32(b[len(b)-checksumLen:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return nil, fmt.Errorf("%w: snapshot checksum mismatch", ErrCorrupt)
+	body, err := checked(b, "snapshot")
+	if err != nil {
+		return nil, err
 	}
 	r := reader{b: body}
 	s := &snapshot{Gen: r.uvarint("gen"), ID: r.uvarint("id"), Frag: r.uvarint("fragment")}
@@ -228,12 +225,9 @@ func (o *order) encode() []byte {
 // decodeOrder reads an order written by encode; a damaged one is rejected:
 // its positions say how far a host may trim.
 func decodeOrder(b []byte) (*order, error) {
-	if len(b) < checksumLen {
-		return nil, fmt.Errorf("%w: order of %d bytes", ErrCorrupt, len(b))
-	}
-	body, sum := b[:len(b)-checksumLen], binary.BigEndian.Uint32(b[len(b)-checksumLen:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return nil, fmt.Errorf("%w: order checksum mismatch", ErrCorrupt)
+	body, err := checked(b, "order")
+	if err != nil {
+		return nil, err
 	}
 	r := reader{b: body}
 	o := &order{Term: r.uvarint("term"), Gen: r.uvarint("gen"), ID: r.uvarint("id")}
@@ -259,4 +253,18 @@ func decodeOrder(b []byte) (*order, error) {
 		return nil, r.err
 	}
 	return o, nil
+}
+
+// checked returns the body of b, a what ("snapshot", "order") written with
+// its CRC-32C appended, or ErrCorrupt when b is too short or the checksum
+// does not match.
+func checked(b []byte, what string) ([]byte, error) {
+	if len(b) < checksumLen {
+		return nil, fmt.Errorf("%w: %s of %d bytes", ErrCorrupt, what, len(b))
+	}
+	body, sum := b[:len(b)-checksumLen], binary.BigEndian.Uint32(b[len(b)-checksumLen:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("%w: %s checksum mismatch", ErrCorrupt, what)
+	}
+	return body, nil
 }
