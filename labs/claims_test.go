@@ -72,14 +72,7 @@ func TestLab1Claims(t *testing.T) {
 	e, err := l.experiment("experiment.yaml")
 	require.NoError(t, err)
 	// src → A (filter) → B (1 s tumbling-window sum per key) → C (map) → sink
-	var chain []string
-	for _, n := range e.Nodes {
-		for _, op := range n.Ops {
-			for name := range op {
-				chain = append(chain, n.Name+":"+name)
-			}
-		}
-	}
+	chain := opChain(e)
 	assert.Equal(t, []string{"A:filter", "B:tumbling", "C:map"}, chain)
 	r := simulated(t, l, "experiment.yaml", "amnesia")
 	// Amnesia restarts the fragment on a spare: a takeover by B.1 after B's crash.
@@ -176,14 +169,7 @@ func TestLab4Claims(t *testing.T) {
 	l := get(t, 4)
 	e, err := l.experiment("experiment.yaml")
 	require.NoError(t, err)
-	var chain []string
-	for _, n := range e.Nodes {
-		for _, op := range n.Ops {
-			for name := range op {
-				chain = append(chain, n.Name+":"+name)
-			}
-		}
-	}
+	chain := opChain(e)
 	assert.Equal(t, []string{"A:union", "A:hash_chain", "B:map"}, chain)
 	assert.Equal(t, 2, e.Source.Streams)
 
@@ -384,4 +370,17 @@ func TestLab7Claims(t *testing.T) {
 	st := story(t, l, "experiment-nofence.yaml", "amnesia", (*why.Run).FirstMissing)
 	assert.Contains(t, st.Summary, "B.1's copy")
 	assert.Contains(t, st.Summary, "dropped by C as a duplicate seq")
+}
+
+// opChain lists e's operators as fragment:operator in chain order.
+func opChain(e *experiment.Experiment) []string {
+	var chain []string
+	for _, n := range e.Nodes {
+		for _, op := range n.Ops {
+			for name := range op {
+				chain = append(chain, n.Name+":"+name)
+			}
+		}
+	}
+	return chain
 }
