@@ -1,7 +1,6 @@
 package ops
 
 import (
-
 	"github.com/streamha/streamha/ha"
 )
 
