@@ -165,9 +165,7 @@ faults: [{at: 1.69s, crash: A}]
 `
 
 func TestCoordinatorCrashOnAUnionRollsBackOnce(t *testing.T) {
-	e, err := experiment.Parse([]byte(unionYAML), "test")
-	require.NoError(t, err)
-	sr, tr := run(t, e)
+	sr, tr := runYAML(t, unionYAML)
 	r := sr.Run.Recovery
 	assert.Equal(t, "rollback", r.Type, "a union re-interleaved: %+v", r)
 	assert.Zero(t, r.Missing+int(r.LostInputs), "recovery %+v", r)
@@ -239,9 +237,7 @@ faults:
 `
 
 func TestRollbackBeforeTheFirstCheckpointLosesNothing(t *testing.T) {
-	e, err := experiment.Parse([]byte(noCheckpointYAML), "test")
-	require.NoError(t, err)
-	sr, tr := run(t, e)
+	sr, tr := runYAML(t, noCheckpointYAML)
 	r := sr.Run.Recovery
 	assert.Equal(t, "precise", r.Type, "recovery %+v", r)
 	assert.NotEmpty(t, notes(tr, "sink", "global rollback 1 to checkpoint 0"), "no checkpoint completed before the crash")

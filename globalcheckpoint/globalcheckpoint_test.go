@@ -38,6 +38,14 @@ func run(t *testing.T, e *experiment.Experiment) (*sim.StrategyRun, *ha.Trace) {
 	return &cmp.Runs[0], cmp.Runs[0].Trace
 }
 
+// runYAML parses experiment y and runs global-checkpoint on it.
+func runYAML(t *testing.T, y string) (*sim.StrategyRun, *ha.Trace) {
+	t.Helper()
+	e, err := experiment.Parse([]byte(y), t.Name())
+	require.NoError(t, err)
+	return run(t, e)
+}
+
 func TestTransactionalSinkIsPreciseOnTheDefaultExperiment(t *testing.T) {
 	sr, tr := run(t, withStrategy(t, "sink: transactional"))
 	r := sr.Run.Recovery
