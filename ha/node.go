@@ -37,6 +37,9 @@ type NodeConfig struct {
 	// seeking — to measure what it costs (streamha bench); a receiver then
 	// takes a gap as lost. Never set it in an experiment.
 	NoRepair bool
+	// Planted re-introduces known protocol bugs (planted.go), for the
+	// soak's self-test only. Never set it in an experiment.
+	Planted Planted
 }
 
 type inPort struct {
@@ -139,6 +142,8 @@ type Node struct {
 	gateUpTo uint64
 	// noRepair: NodeConfig.NoRepair
 	noRepair bool
+	// planted: NodeConfig.Planted
+	planted Planted
 
 	stats NodeStats
 }
@@ -152,7 +157,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	n := &Node{
 		host: cfg.Host, frag: frag, topo: cfg.Topology, env: cfg.Env,
 		fencing: !cfg.NoFencing, traceEmits: cfg.TraceEmits, down: map[string]bool{},
-		noRepair: cfg.NoRepair,
+		noRepair: cfg.NoRepair, planted: cfg.Planted,
 	}
 	n.routes = make([]Route, len(cfg.Topology.Frags)+1)
 	for i, f := range cfg.Topology.Frags {

@@ -56,6 +56,9 @@ type Config struct {
 	// NoRepair turns the runtime's repair machinery off (ha.NodeConfig.NoRepair):
 	// for measuring its cost only.
 	NoRepair bool
+	// Planted re-introduces known protocol bugs (ha.Planted), for the soak's
+	// self-test only.
+	Planted ha.Planted
 	// TraceEmits traces every tuple every host emits.
 	TraceEmits bool
 	// LatenciesOnly keeps of each sink delivery only its latency
@@ -219,7 +222,7 @@ func New(cfg Config) (*Sim, error) {
 	for _, h := range s.order {
 		n, err := ha.NewNode(ha.NodeConfig{
 			Host: h.name, Topology: cfg.Topology, Env: &env{s: s, h: h},
-			Strategy: cfg.Strategy, Source: cfg.Source, NoFencing: cfg.NoFencing, NoRepair: cfg.NoRepair, TraceEmits: cfg.TraceEmits,
+			Strategy: cfg.Strategy, Source: cfg.Source, NoFencing: cfg.NoFencing, NoRepair: cfg.NoRepair, Planted: cfg.Planted, TraceEmits: cfg.TraceEmits,
 		})
 		if err != nil {
 			return nil, err
