@@ -58,7 +58,7 @@ func (n *Node) PeerUp(host string) {
 	}
 	delete(n.down, host)
 	n.Trace(Event{Kind: EvAlive, Peer: host})
-	if n.frag >= 0 && !n.IsSink() && host != n.host && host == n.routes[n.frag].Primary {
+	if n.frag >= 0 && !n.IsSink() && host != n.host && host == n.routes[n.frag].Primary && !n.planted.Has(PlantNoRouteQueryOnPeerUp) {
 		// This node may have missed its fragment's routes while it was
 		// cut off from the primary: a secondary dropped meanwhile would
 		// otherwise take over later from its stale state, believing
@@ -163,7 +163,7 @@ func (n *Node) onRoute(r Route, from string) {
 		}
 		// Only a primary is asked to resume: a secondary or spare that
 		// held output for it would keep holding it after its own takeover.
-		if r.Resume && r.Primary != old.Primary && n.IsPrimary() {
+		if r.Resume && r.Primary != old.Primary && (n.IsPrimary() || n.planted.Has(PlantAnyRoleHoldsForResume)) {
 			n.holdFor(r.Primary)
 		}
 	}

@@ -128,6 +128,9 @@ func (n *Node) staleData(m *Message) {
 // newer than this node knows, for its route (once per epoch): this node
 // missed the route of a takeover.
 func (n *Node) askRoute(m *Message) {
+	if n.planted.Has(PlantNoMissedRouteQuery) {
+		return
+	}
 	if n.routeAsked == nil {
 		n.routeAsked = map[int]uint64{}
 	}

@@ -32,7 +32,7 @@ func (n *Node) resendSkipped(host string) {
 		return
 	}
 	delete(n.skipped, host)
-	if n.retain && n.IsPrimary() && slices.Contains(n.Downstream(), host) && from < n.outNext {
+	if n.retain && n.IsPrimary() && slices.Contains(n.Downstream(), host) && from < n.outNext && !n.planted.Has(PlantSkippedNotResent) {
 		n.Replay(host, from)
 	}
 }

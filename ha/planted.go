@@ -18,10 +18,46 @@ type Planted uint64
 const (
 	// PlantNone plants nothing.
 	PlantNone Planted = 0
+
+	// The bugs ha/hatest's interaction scripts put back (bits 48–55).
+
+	// PlantNoCatchUpMerge delivers a catching-up two-input fragment's
+	// replays in arrival order (node_merge.go).
+	PlantNoCatchUpMerge Planted = 1 << 48
+	// PlantRepairWaitsForOldMarker asks for no new gap while a repair of an
+	// older position waits for its lost end marker (askRepair).
+	PlantRepairWaitsForOldMarker Planted = 1 << 49
+	// PlantNoMissedRouteQuery never asks a sender of a newer epoch for the
+	// route this node missed (askRoute).
+	PlantNoMissedRouteQuery Planted = 1 << 50
+	// PlantNoRouteQueryOnPeerUp: a host seeing its fragment's primary alive
+	// again does not ask it for the route (PeerUp).
+	PlantNoRouteQueryOnPeerUp Planted = 1 << 51
+	// PlantReceiverChangeRaisesEpoch makes a change of receivers raise the
+	// route's epoch instead of its version (SetReceivers).
+	PlantReceiverChangeRaisesEpoch Planted = 1 << 52
+	// PlantAnyRoleHoldsForResume lets a host that is not its fragment's
+	// primary hold output for a new downstream primary's resume (onRoute).
+	PlantAnyRoleHoldsForResume Planted = 1 << 53
+	// PlantReplayKeepsHold keeps holding live output after a replay to the
+	// host, until its resume arrives (Replay).
+	PlantReplayKeepsHold Planted = 1 << 54
+	// PlantSkippedNotResent does not replay the output skipped while a
+	// downstream host was declared dead when it is seen alive (resendSkipped).
+	PlantSkippedNotResent Planted = 1 << 55
 )
 
 // plantedNames maps each planted bug to the name tests and the soak use.
-var plantedNames = map[Planted]string{}
+var plantedNames = map[Planted]string{
+	PlantNoCatchUpMerge:            "hatest-no-catchup-merge",
+	PlantRepairWaitsForOldMarker:   "hatest-repair-waits-for-old-marker",
+	PlantNoMissedRouteQuery:        "hatest-no-missed-route-query",
+	PlantNoRouteQueryOnPeerUp:      "hatest-no-route-query-on-peer-up",
+	PlantReceiverChangeRaisesEpoch: "hatest-receiver-change-raises-epoch",
+	PlantAnyRoleHoldsForResume:     "hatest-any-role-holds-for-resume",
+	PlantReplayKeepsHold:           "hatest-replay-keeps-hold",
+	PlantSkippedNotResent:          "hatest-skipped-not-resent",
+}
 
 // PlantedNames lists every planted bug's name, sorted.
 func PlantedNames() []string {
