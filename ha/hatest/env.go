@@ -25,7 +25,7 @@ type InteractionEnv struct {
 	crashed  map[string]bool
 	// apart is the group of hosts a partition cuts off from the rest.
 	apart map[string]bool
-	now      time.Duration
+	now   time.Duration
 
 	inflight []*envelope
 	nextID   int
