@@ -39,6 +39,8 @@ type InteractionEnv struct {
 	delivered []uint64
 	// sink is every output the sink delivered, by output seq.
 	sink []uint64
+	// sinkSum is the sum of the values the sink delivered.
+	sinkSum float64
 	// plant is added to the bugs setup plants (RunScriptPlanted).
 	plant ha.Planted
 }
@@ -102,6 +104,7 @@ func (h *hostEnv) Trace(ev ha.Event) {
 	if ev.Kind == ha.EvDeliver {
 		e.delivered = append(e.delivered, ev.Tuple.Seq)
 		e.sink = append(e.sink, ev.Tuple.Seq)
+		e.sinkSum += ev.Tuple.Value
 		return
 	}
 	if ev.Kind == ha.EvEmit {

@@ -75,7 +75,7 @@ func (e *InteractionEnv) Handle(c *Cmd) (string, error) {
 		err = fmt.Errorf("unknown command %q", c.Name)
 	}
 	if err != nil {
-		return "", fmt.Errorf("%s: %s: %w", c.Pos, c.Name, err)
+		return "", fmt.Errorf("%s: %w", c.Name, err)
 	}
 	return clean(e.out.String()), nil
 }
@@ -92,7 +92,7 @@ func (e *InteractionEnv) handleSetup(c *Cmd) error {
 	if strings.TrimSpace(text) == "" {
 		text = experiment.DefaultYAML
 	}
-	exp, err := experiment.Parse([]byte(text), c.Pos)
+	exp, err := experiment.Parse([]byte(text), "setup")
 	if err != nil {
 		return err
 	}
@@ -423,8 +423,8 @@ func (e *InteractionEnv) status(h string, n *ha.Node) string {
 	return b.String()
 }
 
-// handleSink prints how many outputs the sink delivered, their seqs, and
-// how many seqs came more than once.
+// handleSink prints how many outputs the sink delivered, how many seqs
+// came more than once, the sum of their values, and their seqs.
 func (e *InteractionEnv) handleSink() {
 	seen := map[uint64]int{}
 	dup := 0
@@ -434,7 +434,7 @@ func (e *InteractionEnv) handleSink() {
 			dup++
 		}
 	}
-	e.printf("sink: delivered=%d distinct=%d repeated=%d", len(e.sink), len(seen), dup)
+	e.printf("sink: delivered=%d distinct=%d repeated=%d sum=%g", len(e.sink), len(seen), dup, e.sinkSum)
 	if len(e.sink) > 0 {
 		e.printf(" seq=%s", ranges(e.sink))
 	}
