@@ -23,6 +23,9 @@ type InteractionEnv struct {
 	hosts    []string // topology order
 	nodes    map[string]*ha.Node
 	crashed  map[string]bool
+	// paused hosts handle nothing: what they are sent waits in flight,
+	// their timers wait until they resume.
+	paused map[string]bool
 	// apart is the group of hosts a partition cuts off from the rest.
 	apart map[string]bool
 	now   time.Duration
@@ -193,7 +196,7 @@ func (e *InteractionEnv) advance(d time.Duration) {
 func (e *InteractionEnv) nextTimer(end time.Duration) int {
 	best := -1
 	for i, t := range e.timers {
-		if t.at > end || e.crashed[t.host] {
+		if t.at > end || e.crashed[t.host] || e.paused[t.host] {
 			continue
 		}
 		if best < 0 || t.at < e.timers[best].at || (t.at == e.timers[best].at && t.seq < e.timers[best].seq) {

@@ -18,7 +18,7 @@ import (
 //	setup strategy=passive-standby [plant=(name,...)]   builds the nodes of the experiment in the input (none: the default)
 //	start                                    starts every node
 //	tick d=5ms                               advances the clock, firing the timers due
-//	fire A.1 ha.elect                        fires one pending timer of a host now
+//	fire A.1 ha.elect                        fires a pending timer of a host (the clock moves to its time)
 //	msgs                                     lists the messages in flight
 //	deliver [from=A] [to=B] [kind=route] [type=ckpt] [n=1]   delivers matching messages
 //	drop [filter...] [n=1]                   loses matching messages
@@ -27,6 +27,7 @@ import (
 //	run d=50ms [step=1ms]                    ticks and stabilises in steps, printing only trace events
 //	partition A.1 [B ...]                    cuts the hosts named off from the others: messages between the two groups are lost
 //	heal                                     ends the partition
+//	pause A / resume A                       A handles nothing meanwhile: messages to it wait, its timers wait
 //	crash A                                  A stops: what it is sent is dropped, its timers never fire
 //	down A [on=(src,A.1)]                    the detector declares A dead (on every other live host)
 //	up A [on=(...)]                          A is seen alive again
@@ -58,6 +59,8 @@ func (e *InteractionEnv) Handle(c *Cmd) (string, error) {
 		err = e.handleStabilize(c)
 	case "run":
 		err = e.handleRun(c)
+	case "pause", "resume":
+		err = e.handlePause(c)
 	case "crash":
 		err = e.handleCrash(c)
 	case "partition":
@@ -146,7 +149,7 @@ func (e *InteractionEnv) handleTick(c *Cmd) error {
 }
 
 // handleFire fires the earliest pending timer of the host with the name,
-// now, whenever it was due.
+// moving the clock forward to its time if it was not due yet.
 func (e *InteractionEnv) handleFire(c *Cmd) error {
 	if len(c.Args) != 2 {
 		return fmt.Errorf("want: fire HOST TIMER")
@@ -158,6 +161,7 @@ func (e *InteractionEnv) handleFire(c *Cmd) error {
 	for i, t := range e.timers {
 		if t.host == host && t.name == name {
 			e.timers = slices.Delete(e.timers, i, i+1)
+			e.now = max(e.now, t.at)
 			e.fireTimer(t)
 			return nil
 		}
@@ -201,7 +205,7 @@ func (e *InteractionEnv) handleChosen(c *Cmd) error {
 }
 
 // handleStabilize delivers messages in flight in the order they were sent
-// until none is left.
+// until none is left but those to paused hosts.
 func (e *InteractionEnv) handleStabilize(c *Cmd) error {
 	limit, err := c.int("max", 10000)
 	if err != nil {
@@ -211,15 +215,18 @@ func (e *InteractionEnv) handleStabilize(c *Cmd) error {
 }
 
 func (e *InteractionEnv) stabilize(limit int) error {
-	for i := 0; len(e.inflight) > 0; i++ {
+	for i := 0; ; i++ {
+		k := slices.IndexFunc(e.inflight, func(env *envelope) bool { return !e.paused[env.to] })
+		if k < 0 {
+			return nil
+		}
 		if i == limit {
 			return fmt.Errorf("still %d messages in flight after %d deliveries", len(e.inflight), limit)
 		}
-		env := e.inflight[0]
-		e.inflight = e.inflight[1:]
+		env := e.inflight[k]
+		e.inflight = slices.Delete(e.inflight, k, k+1)
 		e.deliver(env)
 	}
-	return nil
 }
 
 // handleRun alternates a tick of step= and a stabilize until d= has
@@ -298,6 +305,22 @@ func joinRanges(parts []string) string {
 		}
 	}
 	return ranges(seqs)
+}
+
+func (e *InteractionEnv) handlePause(c *Cmd) error {
+	if len(c.Args) != 1 {
+		return fmt.Errorf("want: %s HOST", c.Name)
+	}
+	h := c.Args[0].Key
+	if _, err := e.node(h); err != nil {
+		return err
+	}
+	if e.paused == nil {
+		e.paused = map[string]bool{}
+	}
+	e.paused[h] = c.Name == "pause"
+	e.printf("%s: %s\n", h, c.Name)
+	return nil
 }
 
 func (e *InteractionEnv) handleCrash(c *Cmd) error {
