@@ -1,6 +1,11 @@
 package experiment
 
-import "github.com/streamha/streamha/ha"
+import (
+	"math"
+	"time"
+
+	"github.com/streamha/streamha/ha"
+)
 
 // NodeConfig is the configuration of host's node in a run of e under
 // strategy st, with topo = e.Topology(st) and env the driver's Env for the
@@ -16,4 +21,19 @@ func (e *Experiment) NodeConfig(host string, topo *ha.Topology, st ha.Strategy, 
 		NoFencing:  e.NoFencing(),
 		TraceEmits: e.TraceEmits,
 	}
+}
+
+// DetectorTimeout is how long after a host's last heartbeat the modelled
+// failure detector declares it dead, among hosts hosts: the configured
+// timeout, plus, for the memberlist model, its suspicion time (after
+// hashicorp/memberlist: suspicion_mult × max(1, log10(hosts)) probe
+// intervals). The simulator adds a random phase of up to one heartbeat;
+// the in-process runtime waits heartbeat + this.
+func (e *Experiment) DetectorTimeout(hosts int) time.Duration {
+	d := e.Detector.Timeout.D()
+	if e.Detector.Model == "memberlist" {
+		scale := max(1, math.Log10(float64(hosts)))
+		d += time.Duration(float64(e.Detector.SuspicionMult) * scale * float64(e.Detector.Heartbeat.D()))
+	}
+	return d
 }

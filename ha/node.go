@@ -148,12 +148,13 @@ type Node struct {
 	stats NodeStats
 }
 
-// NewNode builds the node for cfg.Host.
+// NewNode builds the node for cfg.Host, or returns an error naming the
+// field of cfg it cannot use (NodeConfig.Validate).
 func NewNode(cfg NodeConfig) (*Node, error) {
-	frag, ok := cfg.Topology.FragOf(cfg.Host)
-	if !ok {
-		return nil, fmt.Errorf("node %q: not in the topology", cfg.Host)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
+	frag, _ := cfg.Topology.FragOf(cfg.Host)
 	n := &Node{
 		host: cfg.Host, frag: frag, topo: cfg.Topology, env: cfg.Env,
 		fencing: !cfg.NoFencing, traceEmits: cfg.TraceEmits, down: map[string]bool{},

@@ -1,9 +1,6 @@
 package sim
 
 import (
-	"math"
-	"time"
-
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 )
@@ -12,14 +9,15 @@ import (
 // strategy; faults are included unless failureFree.
 func ConfigFor(e *experiment.Experiment, st ha.Strategy, failureFree bool) (Config, error) {
 	topo := e.Topology(st)
+	node := e.NodeConfig("", topo, st, nil) // the node settings every host shares
 	cfg := Config{
-		Seed: e.Seed, Topology: topo, Strategy: st, Source: e.SourceSpec(0),
+		Seed: e.Seed, Topology: topo, Strategy: st, Source: node.Source,
 		Network: Network{Latency: e.Network.Latency.D(), Jitter: e.Network.Jitter.D(),
 			Bandwidth: float64(e.Network.Bandwidth), Loss: e.Network.Loss},
 		CPU:        CPU{PerOp: e.CPU.PerOp.D(), PerByte: e.CPU.PerByte.D(), PerEvent: e.CPU.PerEvent.D()},
 		Detector:   detectorModel(e, len(topo.Hosts())),
-		NoFencing:  e.NoFencing(),
-		TraceEmits: e.TraceEmits,
+		NoFencing:  node.NoFencing,
+		TraceEmits: node.TraceEmits,
 		End:        e.End(),
 	}
 	if failureFree {
@@ -39,10 +37,5 @@ func ConfigFor(e *experiment.Experiment, st ha.Strategy, failureFree bool) (Conf
 // configured timeout), then the node stays suspect for
 // suspicion_mult × max(1, log10(n)) probe intervals before it is declared dead.
 func detectorModel(e *experiment.Experiment, hosts int) Detector {
-	d := Detector{Heartbeat: e.Detector.Heartbeat.D(), Timeout: e.Detector.Timeout.D()}
-	if e.Detector.Model == "memberlist" {
-		scale := max(1, math.Log10(float64(hosts)))
-		d.Timeout += time.Duration(float64(e.Detector.SuspicionMult) * scale * float64(d.Heartbeat))
-	}
-	return d
+	return Detector{Heartbeat: e.Detector.Heartbeat.D(), Timeout: e.DetectorTimeout(hosts)}
 }

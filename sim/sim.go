@@ -202,13 +202,11 @@ func Run(cfg Config) (*Outcome, error) {
 	return s.Outcome(), nil
 }
 
-// New prepares a simulation.
+// New prepares a simulation, or returns an error naming the field of cfg
+// it cannot run with (Config.Validate).
 func New(cfg Config) (*Sim, error) {
-	if err := cfg.Topology.Validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	if cfg.End <= 0 {
-		return nil, fmt.Errorf("sim: end time must be positive")
 	}
 	s := &Sim{cfg: cfg, hosts: map[string]*host{}}
 	if cfg.LatenciesOnly {

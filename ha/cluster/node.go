@@ -247,11 +247,10 @@ type runner struct {
 	exp   *experiment.Experiment
 	topo  *ha.Topology
 	hosts map[string]bool
-	// strategy, source and noFencing configure the ha.Node built at the start.
-	strategy  ha.Strategy
-	source    ha.SourceSpec
-	noFencing bool
-	end       time.Duration
+	// strategy and exp configure the ha.Node built at the start
+	// (experiment.NodeConfig).
+	strategy ha.Strategy
+	end      time.Duration
 
 	in   *inbox
 	tr   *Transport
@@ -393,8 +392,7 @@ func newRunner(o NodeOptions) (*runner, error) {
 		return nil, errors.New("node: --await-start needs the control endpoint (--metrics-addr)")
 	}
 	r := &runner{
-		opts: o, log: lg, exp: e, topo: topo, end: e.End(),
-		strategy: st, source: e.SourceSpec(0), noFencing: e.NoFencing(),
+		opts: o, log: lg, exp: e, topo: topo, end: e.End(), strategy: st,
 		hosts: map[string]bool{}, in: newInbox(4096),
 		stopReq: make(chan struct{}), frozen: make(chan struct{}), startAt: make(chan int64, 1),
 	}
@@ -420,6 +418,10 @@ func newRunner(o NodeOptions) (*runner, error) {
 	}
 	r.env = &clusterEnv{
 		r: r, rng: experiment.Seeded(e.Seed, "node", o.Host), base: base, offset: base.Sub(start),
+	}
+	if err := e.NodeConfig(o.Host, topo, st, r.env).Validate(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("node: %w", err)
 	}
 	r.env.trace = bufio.NewWriterSize(f, 256<<10)
 	r.env.events = ha.NewEventWriter(r.env.trace)
@@ -599,10 +601,7 @@ func (r *runner) run(ctx context.Context) error {
 		}
 	}
 	var err error
-	r.node, err = ha.NewNode(ha.NodeConfig{
-		Host: r.opts.Host, Topology: r.topo, Env: r.env, Strategy: r.strategy,
-		Source: r.source, NoFencing: r.noFencing,
-	})
+	r.node, err = ha.NewNode(r.exp.NodeConfig(r.opts.Host, r.topo, r.strategy, r.env))
 	if err != nil {
 		return err
 	}
