@@ -39,8 +39,13 @@ type Config struct {
 	// crashed host is dead (a perfect timeout detector); default 200 ms.
 	DetectAfter time.Duration
 	// Crashes are crash faults.
-	Crashes   []Crash
-	NoFencing bool
+	Crashes []Crash
+	// Pauses and Partitions are the other faults (faults.go).
+	Pauses     []Pause
+	Partitions []Partition
+	NoFencing  bool
+	// TraceEmits traces every tuple every host emits (ha.NodeConfig.TraceEmits).
+	TraceEmits bool
 }
 
 // Outcome is what a run produced.
@@ -63,17 +68,18 @@ var ErrConfig = errors.New("inproc: invalid configuration")
 type itemKind uint8
 
 const (
-	itMsg itemKind = iota
-	itTimer
-	itDown
+	itInput itemKind = iota // an input for the node: Handle dispatches it
 	itCrash
+	itPause
 	itStop
 )
 
+// item is one entry of a host's mailbox: an input for its node, or an
+// instruction to the host's goroutine (crash, pause for d, stop).
 type item struct {
 	kind itemKind
-	msg  *ha.Message
-	name string
+	in   ha.Input
+	d    time.Duration
 }
 
 // mailbox is an unbounded queue with a wake-up signal: senders never block,
@@ -129,6 +135,7 @@ type runtime struct {
 	gens     atomic.Int64 // source generator timers pending
 	lastData atomic.Int64 // ns since start
 	stopping atomic.Bool
+	faults   faultState // pauses and partitions (faults.go)
 }
 
 // Run runs cfg until cfg.End (or until drained, see Config.StopWhenDrained)
@@ -161,6 +168,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			return nil, fmt.Errorf("%w: crashes[%d]: unknown host %q", ErrConfig, i, c.Host)
 		}
 	}
+	if err := r.checkFaults(); err != nil {
+		return nil, err
+	}
 	for _, h := range r.order {
 		st, err := cfg.NewStrategy()
 		if err != nil {
@@ -168,7 +178,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 		n, err := ha.NewNode(ha.NodeConfig{
 			Host: h.name, Topology: cfg.Topology, Env: &env{h: h},
-			Strategy: st, Source: cfg.Source, NoFencing: cfg.NoFencing,
+			Strategy: st, Source: cfg.Source, NoFencing: cfg.NoFencing, TraceEmits: cfg.TraceEmits,
 		})
 		if err != nil {
 			return nil, err
@@ -189,6 +199,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	for _, c := range cfg.Crashes {
 		faults = append(faults, time.AfterFunc(c.At, func() { r.crash(c.Host) }))
 	}
+	faults = append(faults, r.scheduleFaults()...)
 
 	end := time.NewTimer(cfg.End)
 	defer end.Stop()
@@ -218,6 +229,7 @@ wait:
 	for _, t := range faults {
 		t.Stop()
 	}
+	r.stopFaults()
 	for _, h := range r.order {
 		h.box.put(item{kind: itStop})
 	}
@@ -228,9 +240,11 @@ wait:
 	return r.outcome(wall), cerr
 }
 
-// drained reports whether every source is done and no data is in flight.
+// drained reports whether every source is done, no data is in flight and
+// no partition or pause is in force (the hosts it cut off may yet repair
+// what it lost).
 func (r *runtime) drained() bool {
-	return r.gens.Load() == 0 && r.inflight.Load() == 0 && time.Since(r.start) >= r.cfg.Source.Duration
+	return r.gens.Load() == 0 && r.inflight.Load() == 0 && time.Since(r.start) >= r.cfg.Source.Duration && !r.faulted()
 }
 
 func (r *runtime) now() time.Duration { return time.Since(r.start) }
@@ -249,7 +263,7 @@ func (r *runtime) crash(name string) {
 		}
 		for _, o := range r.order {
 			if o != h && !o.crashed.Load() {
-				o.box.put(item{kind: itDown, name: name})
+				o.box.put(item{in: ha.Input{Kind: ha.InputPeerDown, Name: name}})
 			}
 		}
 	})
@@ -262,6 +276,9 @@ func (r *runtime) outcome(wall time.Duration) *Outcome {
 		all = slices.AppendSeq(all, h.trace.All())
 		out.Handled += h.handled
 	}
+	r.faults.mu.Lock()
+	all = append(all, r.faults.events...)
+	r.faults.mu.Unlock()
 	slices.SortStableFunc(all, func(a, b ha.Event) int {
 		switch {
 		case a.T < b.T:
@@ -307,21 +324,21 @@ func (h *host) loop() {
 				continue
 			}
 			switch it.kind {
-			case itMsg:
-				m := it.msg
-				h.timed(func() { n.Deliver(m) })
-				if m.Kind == ha.KindData {
-					h.r.noteData()
-				}
-				copies.release(m)
-			case itTimer:
-				h.timed(func() { n.Fire(it.name) })
-				if it.name == ha.GenTimer {
+			case itInput:
+				in := it.in
+				h.timed(func() { n.Handle(in) })
+				switch {
+				case in.Kind == ha.InputMessage:
+					if in.Msg.Kind == ha.KindData {
+						h.r.noteData()
+					}
+					copies.release(in.Msg)
+				case in.Kind == ha.InputTimer && in.Name == ha.GenTimer:
 					// after Fire, which arms the next wake-up while more is due
 					h.r.gens.Add(-1)
 				}
-			case itDown:
-				h.timed(func() { n.PeerDown(it.name) })
+			case itPause:
+				h.pause(it.d)
 			}
 			h.handled++
 		}
@@ -332,14 +349,17 @@ func (h *host) loop() {
 // discard drops items unhandled, keeping the runtime's counters right.
 func (h *host) discard(its []item) {
 	for _, it := range its {
-		switch {
-		case it.kind == itMsg && it.msg.Kind == ha.KindData:
-			h.r.inflight.Add(-1)
-		case it.kind == itTimer && it.name == ha.GenTimer:
-			h.r.gens.Add(-1)
+		if it.kind != itInput {
+			continue
 		}
-		if it.kind == itMsg {
-			copies.release(it.msg)
+		switch in := it.in; {
+		case in.Kind == ha.InputMessage:
+			if in.Msg.Kind == ha.KindData {
+				h.r.inflight.Add(-1)
+			}
+			copies.release(in.Msg)
+		case in.Kind == ha.InputTimer && in.Name == ha.GenTimer:
+			h.r.gens.Add(-1)
 		}
 	}
 }
@@ -385,10 +405,11 @@ func (e *env) Trace(ev ha.Event) { e.h.trace.Add(ev) }
 func (e *env) Work(ops, bytes int) {}
 
 // receiver is the host a message to `to` is handed to, or nil when there
-// is none: an unknown host, this host itself, or a crashed one.
+// is none: an unknown host, this host itself, a crashed one, or one a
+// partition cuts off from this host.
 func (e *env) receiver(to string) *host {
 	dst := e.h.r.hosts[to]
-	if dst == nil || dst == e.h || dst.crashed.Load() {
+	if dst == nil || dst == e.h || dst.crashed.Load() || e.h.r.cut(e.h.name, to) {
 		return nil
 	}
 	return dst
@@ -400,7 +421,7 @@ func (e *env) hand(dst *host, c *ha.Message) {
 	if c.Kind == ha.KindData {
 		e.h.r.inflight.Add(1)
 	}
-	dst.box.put(item{kind: itMsg, msg: c})
+	dst.box.put(item{in: ha.Input{Kind: ha.InputMessage, Msg: c}})
 }
 
 // Send hands a copy of m, Tuples included, to the destination's mailbox,
@@ -432,6 +453,6 @@ func (e *env) SetTimer(d time.Duration, name string) {
 		h.tmu.Lock()
 		delete(h.timers, id)
 		h.tmu.Unlock()
-		h.box.put(item{kind: itTimer, name: name})
+		h.box.put(item{in: ha.Input{Kind: ha.InputTimer, Name: name}})
 	})
 }
