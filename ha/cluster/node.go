@@ -619,7 +619,7 @@ func (r *runner) run(ctx context.Context) error {
 	for _, h := range r.topo.Hosts() {
 		if h != r.opts.Host && !alive[h] {
 			r.log.Printf("start: %s is not a member at the start instant; declaring it down", h)
-			r.handle(func() { r.node.PeerDown(h) })
+			r.handle(func() { r.node.Handle(ha.Input{Kind: ha.InputPeerDown, Name: h}) })
 		}
 	}
 	endTimer := time.NewTimer(max(0, r.end-r.env.Now()))
