@@ -423,49 +423,49 @@ func (fl fieldLines) nameLine(m string) string {
 
 func (e *Experiment) fillDefaults() {
 	if e.Name == "" {
-		e.Name = "experiment"
+		e.Name = DefaultName
 	}
 	if e.Spares == nil {
-		two := 2
-		e.Spares = &two
+		spares := DefaultSpares
+		e.Spares = &spares
 	}
 	if e.Duration == 0 {
-		e.Duration = Duration(20 * time.Second)
+		e.Duration = Duration(DefaultDuration)
 	}
 	if e.Drain == 0 {
-		e.Drain = Duration(3 * time.Second)
+		e.Drain = Duration(DefaultDrain)
 	}
 	s := &e.Source
 	if s.Value.Dist == "" {
-		s.Value.Dist = "uniform"
+		s.Value.Dist = DefaultValueDist
 		if s.Value.Max == 0 && s.Value.Min == 0 {
-			s.Value.Max = 1
+			s.Value.Max = DefaultValueMax
 		}
 	}
 	if s.Arrival == "" {
-		s.Arrival = "constant"
+		s.Arrival = DefaultArrival
 	}
 	if s.Batch == 0 {
-		s.Batch = Duration(time.Millisecond)
+		s.Batch = Duration(DefaultBatch)
 	}
 	if s.Streams == 0 {
-		s.Streams = 1
+		s.Streams = DefaultStreams
 	}
 	if e.CPU == (CPUConfig{}) {
-		e.CPU = CPUConfig{PerOp: Duration(2 * time.Microsecond), PerByte: Duration(2), PerEvent: Duration(time.Microsecond)}
+		e.CPU = CPUConfig{PerOp: Duration(DefaultPerOp), PerByte: Duration(DefaultPerByte), PerEvent: Duration(DefaultPerEvent)}
 	}
 	d := &e.Detector
 	if d.Heartbeat == 0 {
-		d.Heartbeat = Duration(50 * time.Millisecond)
+		d.Heartbeat = Duration(DefaultHeartbeat)
 	}
 	if d.Timeout == 0 {
-		d.Timeout = Duration(200 * time.Millisecond)
+		d.Timeout = Duration(DefaultTimeout)
 	}
 	if d.Model == "" {
-		d.Model = "timeout"
+		d.Model = DefaultModel
 	}
 	if d.SuspicionMult == 0 {
-		d.SuspicionMult = 4
+		d.SuspicionMult = DefaultSuspicionMult
 	}
 }
 

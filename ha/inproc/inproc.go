@@ -36,7 +36,8 @@ type Config struct {
 	// and no data message is queued or being handled anywhere.
 	StopWhenDrained bool
 	// DetectAfter is how long after a crash every other host is told the
-	// crashed host is dead (a perfect timeout detector); default 200 ms.
+	// crashed host is dead (a perfect timeout detector); default
+	// experiment.DefaultTimeout.
 	DetectAfter time.Duration
 	// Crashes are crash faults.
 	Crashes []Crash
@@ -154,7 +155,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		return nil, fmt.Errorf("%w: detect_after must not be negative, got %s", ErrConfig, cfg.DetectAfter)
 	}
 	if cfg.DetectAfter == 0 {
-		cfg.DetectAfter = 200 * time.Millisecond
+		cfg.DetectAfter = experiment.DefaultTimeout
 	}
 	r := &runtime{cfg: cfg, hosts: map[string]*host{}}
 	for _, name := range cfg.Topology.Hosts() {
