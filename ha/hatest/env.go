@@ -26,6 +26,9 @@ type InteractionEnv struct {
 	// paused hosts handle nothing: what they are sent waits in flight,
 	// their timers wait until they resume.
 	paused map[string]bool
+	// losses are standing rules that lose the next messages matching a
+	// filter when they would be delivered (the lose command).
+	losses []*loss
 	// apart is the group of hosts a partition cuts off from the rest.
 	apart map[string]bool
 	now   time.Duration
@@ -53,6 +56,12 @@ type envelope struct {
 	id       int
 	from, to string
 	m        ha.Message
+}
+
+// loss loses the next n messages that match.
+type loss struct {
+	match func(*envelope) bool
+	n     int
 }
 
 // timer is one pending timer of a host.
@@ -149,6 +158,13 @@ func (e *InteractionEnv) deliver(env *envelope) {
 	if e.crashed[env.to] {
 		e.printf("%s (dropped: %s crashed)\n", env, env.to)
 		return
+	}
+	for _, l := range e.losses {
+		if l.n > 0 && l.match(env) {
+			l.n--
+			e.printf("%s (lost)\n", env)
+			return
+		}
 	}
 	if e.apart[env.from] != e.apart[env.to] {
 		e.printf("%s (dropped: partition)\n", env)

@@ -23,6 +23,7 @@ import (
 //	deliver [from=A] [to=B] [kind=route] [type=ckpt] [n=1]   delivers matching messages
 //	drop [filter...] [n=1]                   loses matching messages
 //	delay [filter...] [n=1]                  moves matching messages behind every other
+//	lose [filter...] n=2                     loses the next 2 matching messages when they would be delivered (by any command)
 //	stabilize [max=1000]                     delivers until nothing is in flight
 //	run d=50ms [step=1ms]                    ticks and stabilises in steps, printing only trace events
 //	partition A.1 [B ...]                    cuts the hosts named off from the others: messages between the two groups are lost
@@ -53,6 +54,8 @@ func (e *InteractionEnv) Handle(c *Cmd) (string, error) {
 		for _, env := range e.inflight {
 			e.printf("%s\n", env)
 		}
+	case "lose":
+		err = e.handleLose(c)
 	case "deliver", "drop", "delay":
 		err = e.handleChosen(c)
 	case "stabilize":
@@ -201,6 +204,22 @@ func (e *InteractionEnv) handleChosen(c *Cmd) error {
 			e.inflight = append(e.inflight, env)
 		}
 	}
+	return nil
+}
+
+// handleLose adds a standing rule: the next n= messages that match the
+// filter are lost when a command would deliver them.
+func (e *InteractionEnv) handleLose(c *Cmd) error {
+	match, err := c.filter()
+	if err != nil {
+		return err
+	}
+	n, err := c.int("n", 1)
+	if err != nil {
+		return err
+	}
+	e.losses = append(e.losses, &loss{match: match, n: n})
+	e.printf("losing the next %d matching\n", n)
 	return nil
 }
 
