@@ -14,8 +14,8 @@ var ErrNodeConfig = errors.New("invalid node configuration")
 // topology without one or two sources, a sink, the host, or a host and an
 // operator constructor for every fragment, or a source host without a
 // usable generator. NewNode calls it first, so a driver built in Go gets
-// an error where it would otherwise panic later. It allocates nothing.
-
+// an error where it would otherwise panic later. Checking a valid
+// configuration allocates nothing.
 func (c NodeConfig) Validate() error {
 	switch {
 	case c.Host == "":
