@@ -9,7 +9,6 @@ import (
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/inproc"
 	hametrics "github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -27,18 +26,11 @@ func runInproc(n int, strategy string) (time.Duration, int64, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	st, err := strategies.Build(strategy, e.ParamsFor(strategy))
+	cfg, err := inproc.ConfigFor(e, strategy, true)
 	if err != nil {
 		return 0, 0, err
 	}
-	sc, err := sim.ConfigFor(e, st, true)
-	if err != nil {
-		return 0, 0, err
-	}
-	o, err := inproc.Run(context.Background(), inproc.Config{
-		Seed: sc.Seed, Topology: sc.Topology, Source: sc.Source, End: sc.End, StopWhenDrained: true,
-		NewStrategy: func() (ha.Strategy, error) { return strategies.Build(strategy, e.ParamsFor(strategy)) },
-	})
+	o, err := inproc.Run(context.Background(), cfg)
 	if err != nil {
 		return 0, 0, err
 	}
