@@ -31,8 +31,8 @@ type crossDriverCase struct {
 // runtime, which must reach the same verdict.
 var crossDriverCases = []crossDriverCase{
 	{"crash of a map", mapNodes, 1, "[{at: 600ms, crash: A}]", []string{"amnesia", "passive-standby", "active-standby", "upstream-backup"}},
-	{"crash of a window", windowNodes, 1, "[{at: 600ms, crash: B}]", []string{"amnesia", "passive-standby", "active-standby"}},
-	{"crash of the last fragment", windowNodes, 1, "[{at: 700ms, crash: C}]", []string{"passive-standby", "upstream-backup"}},
+	{"crash of a window", windowNodes, 1, "[{at: 600ms, crash: B}]", []string{"amnesia", "passive-standby", "active-standby", "upstream-backup"}},
+	{"crash of the last fragment", windowNodes, 1, "[{at: 700ms, crash: C}]", []string{"passive-standby", "active-standby"}},
 	{"crash of two adjacent fragments", windowNodes, 1, "[{at: 600ms, crash: A}, {at: 600ms, crash: B}]", []string{"active-standby"}},
 	{"crash of a running sum", sumNodes, 1, "[{at: 600ms, crash: A}]", []string{"passive-standby", "global-checkpoint"}},
 	{"crash of a union", unionNodes, 2, "[{at: 600ms, crash: A}]", []string{"amnesia", "passive-standby", "active-standby"}},
@@ -66,6 +66,7 @@ nodes:
 %s
 spares: 1
 detector: {heartbeat: 50ms, timeout: 200ms}
+strategies: [{name: upstream-backup, dedup: true}]
 faults: %s
 `, c.streams, c.nodes, c.faults)), c.name)
 	require.NoError(t, err)
@@ -76,7 +77,11 @@ faults: %s
 // the in-process runtime (inside a synctest bubble, so its clock is
 // virtual and the verdict does not depend on how loaded the machine is)
 // and requires the same verdict: the recovery type each run is classified
-// as, against the simulator's failure-free no-HA output.
+// as, against the simulator's failure-free no-HA output. The table holds
+// only verdicts that do not depend on the network's latency: upstream
+// backup runs with dedup, since without it its duplicates after a crash
+// depend on which acknowledgements were on their way, and the in-process
+// runtime has no latency.
 func TestDriversAgree(t *testing.T) {
 	for _, c := range crossDriverCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -88,14 +93,17 @@ func TestDriversAgree(t *testing.T) {
 				simRec := cmp.Runs[i].Run.Recovery
 				cfg, err := inproc.ConfigFor(e, name, false)
 				require.NoError(t, err)
+				// To the end, as simulated: a run stopped once no data is in
+				// flight could end before a transactional sink's last commit.
+				cfg.StopWhenDrained = false
 				var rec metrics.Recovery
 				synctest.Test(t, func(t *testing.T) {
 					out, err := inproc.Run(context.Background(), cfg)
 					require.NoError(t, err)
 					rec = metrics.RecoveryOf(cmp.Reference, out.Trace)
 				})
-				assert.Equal(t, simRec.Type, rec.Type, "%s: simulator %s (missing %d dup %d wrong %d), in-process %s (missing %d dup %d wrong %d)",
-					name, simRec.Type, simRec.Missing, simRec.Duplicates, simRec.Wrong, rec.Type, rec.Missing, rec.Duplicates, rec.Wrong)
+				assert.Equal(t, simRec.Type, rec.Type, "%s: simulator %s (missing %d dup %d wrong %d), in-process %s (missing %d dup %d wrong %d: %v)",
+					name, simRec.Type, simRec.Missing, simRec.Duplicates, simRec.Wrong, rec.Type, rec.Missing, rec.Duplicates, rec.Wrong, rec.Explanations)
 				t.Logf("%s: %s", name, rec.Type)
 			}
 		})
