@@ -1,0 +1,83 @@
+package hatest
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/streamha/streamha/ha"
+)
+
+// handleStatus prints each host's role, epoch, positions and routes.
+func (e *InteractionEnv) handleStatus(c *Cmd) error {
+	hosts := e.hosts
+	if len(c.Args) > 0 {
+		hosts = nil
+		for _, a := range c.Args {
+			hosts = append(hosts, a.Key)
+		}
+	}
+	for _, h := range hosts {
+		n, err := e.node(h)
+		if err != nil {
+			return err
+		}
+		e.printf("%s\n", e.status(h, n))
+	}
+	return nil
+}
+
+// status is one host's line: "A.1: primary e1 out=12 retained=12 in=10
+// routes=[...]"; a crashed host says so.
+func (e *InteractionEnv) status(h string, n *ha.Node) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", h, n.Role())
+	if e.crashed[h] {
+		b.WriteString(" (crashed)")
+	}
+	if n.Frag() >= 0 && !n.IsSink() {
+		fmt.Fprintf(&b, " e%d", n.Epoch())
+	}
+	if !n.IsSink() {
+		fmt.Fprintf(&b, " out=%d retained=%d", n.OutputSeq(), n.OutputLen())
+	}
+	var in []string
+	for p := range n.Inputs() {
+		in = append(in, strconv.FormatUint(n.InputSeq(p), 10))
+	}
+	if len(in) > 0 {
+		fmt.Fprintf(&b, " in=%s", strings.Join(in, ","))
+	}
+	var down []string
+	for _, o := range e.hosts {
+		if n.Down(o) {
+			down = append(down, o)
+		}
+	}
+	if len(down) > 0 {
+		fmt.Fprintf(&b, " down=(%s)", strings.Join(down, ","))
+	}
+	for f := range e.topo.Frags {
+		r := n.Route(f)
+		fmt.Fprintf(&b, "\n  f%d e%d v%d %s recv=(%s)", f, r.Epoch, r.Version, r.Primary, strings.Join(r.Receivers, ","))
+	}
+	return b.String()
+}
+
+// handleSink prints how many outputs the sink delivered, how many seqs
+// came more than once, the sum of their values, and their seqs.
+func (e *InteractionEnv) handleSink() {
+	seen := map[uint64]int{}
+	dup := 0
+	for _, s := range e.sink {
+		seen[s]++
+		if seen[s] == 2 {
+			dup++
+		}
+	}
+	e.printf("sink: delivered=%d distinct=%d repeated=%d sum=%g", len(e.sink), len(seen), dup, e.sinkSum)
+	if len(e.sink) > 0 {
+		e.printf(" seq=%s", ranges(e.sink))
+	}
+	e.printf("\n")
+}
