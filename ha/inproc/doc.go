@@ -6,9 +6,15 @@
 // simulator and the cluster runtime, unmodified, and produces the same
 // kind of trace, so every metric is computed the same way.
 //
+// ConfigFor builds a run from an experiment (the node settings through
+// experiment.NodeConfig, as every driver); crashes, pauses and partitions
+// are its faults, told to the nodes through Node.Handle with PeerDown and
+// PeerUp by a perfect detector.
+//
 // It exists to measure what the node runtime itself costs on real cores
 // (streamha bench compares it with a hand-written channel pipeline) and to
-// run strategies against real concurrency without sockets. Timing is not
+// run strategies against real concurrency without sockets (TestDriversAgree
+// compares its verdicts with the simulator's). Timing is not
 // reproducible here: the seed fixes the source data and the nodes' random
 // draws, not the interleaving.
 package inproc
