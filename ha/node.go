@@ -132,8 +132,11 @@ type Node struct {
 	probing bool
 	heard   bool
 	// rate limits of route queries and stale-route replies
-	routeAsked map[int]uint64    // fragment -> epoch last asked for
-	toldStale  map[string]uint64 // host -> epoch last told
+	routeAsked map[int]uint64        // fragment -> epoch last asked for
+	toldStale  map[toldKey]toldRoute // (host, fragment) -> route last told, and when
+	// routes that would fence this node or jump epochs, waiting for
+	// their primary's confirmation (node_confirm.go), per fragment
+	unconfirmed map[int]claim
 	// route seeking (node_route.go): the retry timer is armed, its interval
 	seekArmed   bool
 	seekBackoff time.Duration
@@ -382,6 +385,9 @@ func (n *Node) Trace(e Event) {
 // lends m and its Tuples for the call only (Env): the caller may reuse
 // them once it returns, and never modifies what else m refers to.
 func (n *Node) Send(to string, m *Message) {
+	if n.withholdsAck(to, m) {
+		return
+	}
 	n.stamp(m)
 	n.env.Send(to, m)
 }

@@ -113,6 +113,9 @@ func TestEqualEpochsEndWithOnePrimary(t *testing.T) {
 	b1.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A", Frag: 0, Route: &ha.Route{Frag: 0, Primary: "A", Receivers: []string{"A"}}})
 	require.True(t, b1.IsPrimary())
 	b1.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A", Frag: 0, Route: &r2})
+	assert.False(t, b1.Fenced(), "a relayed route that would fence B.1 waits for B.2's word")
+	require.True(t, probed(envB, "B.2"), "B.1 asks B.2 for its route")
+	b1.Deliver(&ha.Message{Kind: ha.KindRoute, From: "B.2", Frag: 1, Epoch: 1, Route: &r2})
 	assert.True(t, b1.Fenced(), "B.1 learns B.2 superseded it at the same epoch")
 }
 

@@ -18,10 +18,35 @@ type Planted uint64
 const (
 	// PlantNone plants nothing.
 	PlantNone Planted = 0
+
+	// PlantSilentFence undoes route convergence after heals
+	// (node_converge.go): a fenced host or one dropped from a route stays
+	// silent to whoever still sends to it or asks it, a fenced primary
+	// tells nobody who fenced it, a primary pushes no route to a host
+	// seen alive again, and a relayed route older than the receiver's is
+	// not corrected.
+	PlantSilentFence Planted = 1 << 16
+	// PlantNoUpstreamResume undoes the resume a receiver sends the new
+	// primary of its upstream fragment when it learns of it late: the new
+	// primary keeps holding live output for a resume that never comes.
+	PlantNoUpstreamResume Planted = 1 << 17
+	// PlantTrimWhileCutOff undoes the withheld acknowledgements of a
+	// primary cut off from its downstream (node_cutoff.go): its upstream
+	// trims what a successor across the partition needs.
+	PlantTrimWhileCutOff Planted = 1 << 18
+	// PlantTrustRoutes undoes the confirmation of routes that would fence
+	// their receiver or jump epochs (node_confirm.go): one forged route
+	// fences a healthy primary.
+	PlantTrustRoutes Planted = 1 << 19
 )
 
 // plantedNames maps each planted bug to the name tests and the soak use.
-var plantedNames = map[Planted]string{}
+var plantedNames = map[Planted]string{
+	PlantSilentFence:      "silent-fence",
+	PlantNoUpstreamResume: "no-upstream-resume",
+	PlantTrimWhileCutOff:  "trim-while-cut-off",
+	PlantTrustRoutes:      "trust-routes",
+}
 
 // PlantedNames lists every planted bug's name, sorted.
 func PlantedNames() []string {
