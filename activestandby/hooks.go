@@ -577,6 +577,9 @@ func (h *hooks) takeOver() {
 	n := h.n
 	if !h.ready || !n.IsReceiver() {
 		// No replica holds the state: restart empty, like amnesia (gap).
+		if !n.MayRestartEmpty() {
+			return // the next detector event elects again
+		}
 		if err := n.Restart(); err != nil {
 			// The operators could not be rebuilt: taking over with the
 			// old state would be silent corruption, so stay a standby.

@@ -137,6 +137,11 @@ type Node struct {
 	// routes that would fence this node or jump epochs, waiting for
 	// their primary's confirmation (node_confirm.go), per fragment
 	unconfirmed map[int]claim
+	// an empty restart waits for a settled majority view (node_cutoff.go):
+	// since when it waits, and whether the minority note was traced
+	emptyAsked   bool
+	emptyAt      time.Duration
+	minorityWait bool
 	// route seeking (node_route.go): the retry timer is armed, its interval
 	seekArmed   bool
 	seekBackoff time.Duration

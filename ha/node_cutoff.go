@@ -49,3 +49,61 @@ func (n *Node) withholdsAck(to string, m *Message) bool {
 		Note: "acknowledgement withheld: this primary is cut off from its downstream or its fragment's majority"})
 	return true
 }
+
+// A host that would restart its fragment with empty state — no replica
+// with the state is alive in its view — throws that state away for good:
+// its route, at a newer epoch, fences the primary that holds it. When the
+// host sees most of the deployment dead, the likelier cause is a
+// partition that cut it off, with the state's holders serving on the
+// other side, than a crash of every one of them. So an empty restart
+// first lets the view settle for ElectionSettle (the detector declares
+// the hosts of the other side dead one by one), then happens only while
+// the host sees a majority of the deployment alive; otherwise it waits,
+// and the next detector event elects again. After real crashes the
+// restart comes ElectionSettle later than before, and no better choice
+// exists.
+
+// emptyEpisode is how long a wait for an empty restart counts as the same
+// episode: a request after it starts a new settle period.
+const emptyEpisode = 10 * ElectionSettle
+
+// SeesMajority reports whether the node sees a strict majority of the
+// deployment's hosts (itself included) alive.
+func (n *Node) SeesMajority() bool {
+	hosts := n.topo.Hosts()
+	alive := 0
+	for _, h := range hosts {
+		if !n.down[h] {
+			alive++
+		}
+	}
+	return 2*alive > len(hosts)
+}
+
+// MayRestartEmpty reports whether the node may restart its fragment
+// with empty state now; a strategy asks it before such a takeover, and
+// gives the takeover up when it may not (the election runs again).
+func (n *Node) MayRestartEmpty() bool {
+	if n.planted.Has(PlantMinorityRestart) {
+		return true
+	}
+	now := n.env.Now()
+	if !n.emptyAsked || now-n.emptyAt > emptyEpisode {
+		n.emptyAsked, n.emptyAt, n.minorityWait = true, now, false
+		n.env.SetTimer(ElectionSettle, electTimer)
+		return false
+	}
+	if now-n.emptyAt < ElectionSettle {
+		return false
+	}
+	if !n.SeesMajority() {
+		if !n.minorityWait {
+			n.minorityWait = true
+			n.Trace(Event{Kind: EvNote, Frag: n.frag,
+				Note: "no empty restart from a minority view: the state's holders may serve on the other side of a partition"})
+		}
+		return false
+	}
+	n.emptyAsked = false
+	return true
+}

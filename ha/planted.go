@@ -38,6 +38,10 @@ const (
 	// their receiver or jump epochs (node_confirm.go): one forged route
 	// fences a healthy primary.
 	PlantTrustRoutes Planted = 1 << 19
+	// PlantMinorityRestart undoes the majority a host needs to see before
+	// it restarts a fragment empty (node_cutoff.go): a host in a minority
+	// island throws away the state its fragment's primary still serves.
+	PlantMinorityRestart Planted = 1 << 20
 )
 
 // plantedNames maps each planted bug to the name tests and the soak use.
@@ -46,6 +50,7 @@ var plantedNames = map[Planted]string{
 	PlantNoUpstreamResume: "no-upstream-resume",
 	PlantTrimWhileCutOff:  "trim-while-cut-off",
 	PlantTrustRoutes:      "trust-routes",
+	PlantMinorityRestart:  "minority-restart",
 }
 
 // PlantedNames lists every planted bug's name, sorted.
