@@ -13,6 +13,7 @@ const (
 	timerAck     = "as.ack"
 	timerShip    = "as.ship"
 	timerRecruit = "as.recruit"
+	timerPrune   = "as.prune"
 )
 
 // recruitRetry is how soon a new primary retries starting a secondary
@@ -150,6 +151,8 @@ func (h *hooks) Timer(name string) {
 		if n.IsPrimary() {
 			h.recruit()
 		}
+	case timerPrune:
+		h.pruneReceivers()
 	}
 }
 
@@ -536,6 +539,13 @@ func (h *hooks) pruneReceivers() {
 	}
 	r := n.Route(n.Frag())
 	if !slices.ContainsFunc(r.Receivers, n.Down) {
+		return
+	}
+	if !n.ViewSettled() {
+		// Dropping a secondary lets the upstream trim what it still
+		// needs if it is alive across a partition: wait until the
+		// detector's view settled, when a cut-off primary sees it is.
+		n.SetTimer(n.SettleLeft(), timerPrune)
 		return
 	}
 	n.SetReceivers(slices.DeleteFunc(slices.Clone(r.Receivers), n.Down))

@@ -131,6 +131,9 @@ type Node struct {
 	probeAt time.Duration
 	probing bool
 	heard   bool
+	// the sides (1 upstream, 2 downstream) a probe asked, and those that
+	// answered (node_converge.go, heardSide)
+	probeSides, heardSides uint8
 	// rate limits of route queries and stale-route replies
 	routeAsked map[int]uint64        // fragment -> epoch last asked for
 	toldStale  map[toldKey]toldRoute // (host, fragment) -> route last told, and when
@@ -139,6 +142,9 @@ type Node struct {
 	unconfirmed map[int]claim
 	// an empty restart waits for a settled majority view (node_cutoff.go):
 	// since when it waits, and whether the minority note was traced
+	// when the detector last declared a host dead (ViewSettled)
+	downAt       time.Duration
+	downSeen     bool
 	emptyAsked   bool
 	emptyAt      time.Duration
 	minorityWait bool

@@ -134,3 +134,24 @@ func (n *Node) newUpstream(r Route, told bool) {
 		}
 	}
 }
+
+// heardSide notes that a message from fragment frag arrived while this
+// node probes before a takeover (node_elect.go). A probe is answered when
+// every side it asked answered: a host that hears its downstream but not
+// its upstream (a partition that left it beside the sink and away from
+// the sources) waits, and the detector's settled view decides; one
+// answer from either side used to be enough, and a host cut off from its
+// input took over, to serve nothing and fence the primary that could.
+func (n *Node) heardSide(frag int) {
+	if n.planted.Has(PlantSilentFence) {
+		n.heard = true
+		return
+	}
+	switch frag {
+	case n.frag - 1:
+		n.heardSides |= 1
+	case n.DownstreamFrag():
+		n.heardSides |= 2
+	}
+	n.heard = n.probeSides != 0 && n.heardSides&n.probeSides == n.probeSides
+}

@@ -1,5 +1,7 @@
 package ha
 
+import "time"
+
 // A primary cut off from its downstream, or from the majority of its own
 // fragment, may be on the minority side of a partition that split its
 // fragment: a host on the other side can take over from it (it sees the
@@ -34,11 +36,37 @@ func (n *Node) CutOff() bool {
 	return 2*alive <= len(hosts)
 }
 
+// The detector declares the hosts on the other side of a partition dead
+// one by one, over about a heartbeat: a primary that just lost its backup
+// may not yet see that it lost its downstream too, and an acknowledgement
+// it sends then (its new backup's first checkpoint, say) is one a
+// cut-off primary must not send. So after any host is declared dead the
+// view counts as settling for ElectionSettle, and acknowledgements wait
+// meanwhile like a cut-off primary's.
+
+// ViewSettled reports whether ElectionSettle passed since the detector
+// last declared a host dead. A strategy defers route changes that depend
+// on who is dead (dropping a secondary) until it has.
+func (n *Node) ViewSettled() bool {
+	return !n.downSeen || n.env.Now()-n.downAt >= ElectionSettle || n.planted.Has(PlantTrimWhileCutOff)
+}
+
+// SettleLeft is how long until ViewSettled turns true (0 when it is).
+func (n *Node) SettleLeft() time.Duration {
+	if n.ViewSettled() {
+		return 0
+	}
+	return ElectionSettle - (n.env.Now() - n.downAt)
+}
+
 // withholdsAck reports whether m, about to be sent to host to, is an
-// acknowledgement to this node's upstream that a cut-off primary must
-// not send.
+// acknowledgement to this node's upstream that a cut-off primary, or one
+// whose view is still settling, must not send.
 func (n *Node) withholdsAck(to string, m *Message) bool {
-	if m.Kind != KindAck || n.planted.Has(PlantTrimWhileCutOff) || !n.CutOff() {
+	if m.Kind != KindAck || n.planted.Has(PlantTrimWhileCutOff) || (!n.CutOff() && n.ViewSettled()) {
+		return false
+	}
+	if n.frag < 0 || n.IsSink() || !n.IsPrimary() {
 		return false
 	}
 	f, ok := n.topo.FragOf(to)
@@ -46,7 +74,7 @@ func (n *Node) withholdsAck(to string, m *Message) bool {
 		return false
 	}
 	n.Trace(Event{Kind: EvNote, Peer: to, Seq: m.Seq, N: int64(m.Stream),
-		Note: "acknowledgement withheld: this primary is cut off from its downstream or its fragment's majority"})
+		Note: "acknowledgement withheld: this primary is cut off from its downstream or its fragment's majority, or its view is settling"})
 	return true
 }
 

@@ -43,6 +43,7 @@ func (n *Node) PeerDown(host string) {
 		return
 	}
 	n.down[host] = true
+	n.downAt, n.downSeen = n.env.Now(), true
 	n.Trace(Event{Kind: EvDetect, Peer: host})
 	n.noteSkipped(host)
 	n.hooks.PeerDown(host)
@@ -78,7 +79,7 @@ func (n *Node) PeerUp(host string) {
 // keep m or its Tuples after it returns: the Env may recycle them.
 func (n *Node) Deliver(m *Message) {
 	if n.probing && m.Frag != n.frag {
-		n.heard = true
+		n.heardSide(m.Frag)
 	}
 	if m.Kind == KindResume {
 		// Whoever answers the resume (the runtime or a hook), the live

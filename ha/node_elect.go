@@ -64,8 +64,10 @@ func (n *Node) elect() {
 // when a node cut off from everybody has declared every other host dead.
 func (n *Node) probe() {
 	n.probing, n.heard, n.probeAt = true, false, n.env.Now()
-	for _, h := range []string{n.Upstream(0), n.routes[n.DownstreamFrag()].Primary} {
+	n.probeSides, n.heardSides = 0, 0
+	for i, h := range []string{n.Upstream(0), n.routes[n.DownstreamFrag()].Primary} {
 		if h != "" && !n.down[h] {
+			n.probeSides |= 1 << i
 			n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType})
 		}
 	}

@@ -23,16 +23,17 @@ const (
 	// (node_converge.go): a fenced host or one dropped from a route stays
 	// silent to whoever still sends to it or asks it, a fenced primary
 	// tells nobody who fenced it, a primary pushes no route to a host
-	// seen alive again, and a relayed route older than the receiver's is
-	// not corrected.
+	// seen alive again, a relayed route older than the receiver's is not
+	// corrected, and one answer from either side ends a takeover's probe.
 	PlantSilentFence Planted = 1 << 16
 	// PlantNoUpstreamResume undoes the resume a receiver sends the new
 	// primary of its upstream fragment when it learns of it late: the new
 	// primary keeps holding live output for a resume that never comes.
 	PlantNoUpstreamResume Planted = 1 << 17
 	// PlantTrimWhileCutOff undoes the withheld acknowledgements of a
-	// primary cut off from its downstream (node_cutoff.go): its upstream
-	// trims what a successor across the partition needs.
+	// primary cut off from its downstream or with a settling view
+	// (node_cutoff.go): its upstream trims what a successor across the
+	// partition needs.
 	PlantTrimWhileCutOff Planted = 1 << 18
 	// PlantTrustRoutes undoes the confirmation of routes that would fence
 	// their receiver or jump epochs (node_confirm.go): one forged route
