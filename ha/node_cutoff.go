@@ -135,3 +135,23 @@ func (n *Node) MayRestartEmpty() bool {
 	n.emptyAsked = false
 	return true
 }
+
+// viewMayElect reports whether a takeover that no probe answer confirmed
+// may rest on the detector's view alone: only while the node sees a
+// majority of the deployment alive. A host in a minority island that
+// still sees a host on each side of its fragment there (its fragment's
+// secondaries cut off together, say) would otherwise take over with
+// state that lags the primary serving on the other side, and after the
+// heal its newer epoch would fence that primary and ask for input the
+// upstream trimmed meanwhile.
+func (n *Node) viewMayElect() bool {
+	if n.planted.Has(PlantMinorityRestart) || n.SeesMajority() {
+		return true
+	}
+	if !n.minorityWait {
+		n.minorityWait = true
+		n.Trace(Event{Kind: EvNote, Frag: n.frag,
+			Note: "no takeover on a minority view: the primary may serve on the other side of a partition"})
+	}
+	return false
+}

@@ -51,7 +51,12 @@ func (n *Node) elect() {
 			return
 		}
 		// No answer within the settle time, yet the detector still sees
-		// both sides alive: the probes were lost, the view decides.
+		// both sides alive: the probes were lost, the view decides — a
+		// majority view (viewMayElect).
+		if !n.viewMayElect() {
+			n.probing = false
+			return
+		}
 	}
 	n.probing, n.heard = false, false
 	s.TakeOver()
