@@ -140,11 +140,12 @@ type Node struct {
 	// routes that would fence this node or jump epochs, waiting for
 	// their primary's confirmation (node_confirm.go), per fragment
 	unconfirmed map[int]claim
-	// an empty restart waits for a settled majority view (node_cutoff.go):
-	// since when it waits, and whether the minority note was traced
 	// when the detector last declared a host dead (ViewSettled)
-	downAt       time.Duration
-	downSeen     bool
+	downAt   time.Duration
+	downSeen bool
+	// an empty restart waits for a settled majority view (node_cutoff.go):
+	// whether and since when it waits, and whether the minority note was
+	// traced
 	emptyAsked   bool
 	emptyAt      time.Duration
 	minorityWait bool
