@@ -2,38 +2,29 @@ package ha
 
 import "time"
 
-// A primary cut off from its downstream, or from the majority of its own
-// fragment, may be on the minority side of a partition that split its
-// fragment: a host on the other side can take over from it (it sees the
-// downstream and an upstream host, and this primary dead) and will ask
-// the upstream to replay from its own, older, position once the partition
-// heals. Whatever this primary acknowledges meanwhile — its input
-// checkpointed to a backup it recruited on its side, processed, passed
-// on — lets the upstream trim exactly the tuples that successor needs: a
-// gap under strategies that promise none. So while it is cut off, a
-// primary sends its upstream no acknowledgement (docs/reliability.md,
-// "A cut-off primary lets nothing be trimmed"); its strategy's later
-// acknowledgements, cumulative, release the trim once it sees both again.
-// The upstream retains more meanwhile; nothing else changes.
+// A primary cut off from its downstream may be on the minority side of a
+// partition that split its fragment: a host on the other side can take
+// over from it (it sees the downstream and an upstream host, and this
+// primary dead) and will ask the upstream to replay from its own, older,
+// position once the partition heals. Whatever this primary acknowledges
+// meanwhile — its input checkpointed to a backup it recruited on its
+// side, processed, passed on — lets the upstream trim exactly the tuples
+// that successor needs: a gap under strategies that promise none. So
+// while it is cut off, a primary sends its upstream no acknowledgement
+// (docs/reliability.md, rule 5); its strategy's later acknowledgements,
+// cumulative, release the trim once it sees its downstream again. The
+// upstream retains more meanwhile; nothing else changes.
 
 // CutOff reports whether this node, a primary, sees its downstream
-// fragment's primary declared dead, or no majority of its own fragment's
-// hosts alive.
+// fragment's primary declared dead. (Its own fragment's majority is no
+// test: a fragment of two hosts that lost one would never let its
+// upstream trim again.)
 func (n *Node) CutOff() bool {
 	if n.frag < 0 || n.IsSink() || !n.IsPrimary() || len(n.down) == 0 {
 		return false
 	}
-	if d := n.routes[n.DownstreamFrag()].Primary; d == "" || n.down[d] {
-		return true
-	}
-	hosts := n.topo.Frags[n.frag].Hosts
-	alive := 0
-	for _, h := range hosts {
-		if !n.down[h] {
-			alive++
-		}
-	}
-	return 2*alive <= len(hosts)
+	d := n.routes[n.DownstreamFrag()].Primary
+	return d == "" || n.down[d]
 }
 
 // The detector declares the hosts on the other side of a partition dead
@@ -74,7 +65,7 @@ func (n *Node) withholdsAck(to string, m *Message) bool {
 		return false
 	}
 	n.Trace(Event{Kind: EvNote, Peer: to, Seq: m.Seq, N: int64(m.Stream),
-		Note: "acknowledgement withheld: this primary is cut off from its downstream or its fragment's majority, or its view is settling"})
+		Note: "acknowledgement withheld: this primary is cut off from its downstream, or its view is settling"})
 	return true
 }
 
