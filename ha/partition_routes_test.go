@@ -119,6 +119,28 @@ faults:
 		},
 	},
 	{
+		// Every secondary cut off together: B.1 sees A.1 and C.1, a host
+		// on each side of its fragment, but no majority of the
+		// deployment. Taking over on that view alone, with state that
+		// lags B's, would fence B after the heal and ask A for input it
+		// trimmed meanwhile.
+		name: "secondaries island {A.1, B.1, C.1}",
+		yaml: partitionRun + `source: {rate: 800, keys: 16, value: {dist: uniform, max: 1}}
+nodes:
+  - {name: A, ops: [{filter: {value_gt: 0.1}}]}
+  - {name: B, ops: [{tumbling: {size: 500ms, agg: sum}}]}
+  - {name: C, ops: [{map: {scale: 1}}]}
+faults:
+  - {at: 1s, for: 400ms, partition: [[A.1, B.1, C.1], [src, A, A.2, B, B.2, C, C.2, sink]]}
+`,
+		plants:  []ha.Planted{ha.PlantMinorityRestart},
+		precise: []string{"passive-standby", "active-standby", "upstream-backup"},
+		trigger: func(t *testing.T, _ string, tr *ha.Trace) {
+			requireEvent(t, tr, ha.EvDetect, "B.1")
+			requireNoTakeover(t, tr, "B.1")
+		},
+	},
+	{
 		// B keeps serving its side while B.1 takes over on the other;
 		// B must not let A trim what B.1 asks for after the heal.
 		name: "split fragment {src, A*, B} | {B.1, B.2, C*, sink}",
