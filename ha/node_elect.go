@@ -63,10 +63,11 @@ func (n *Node) elect() {
 }
 
 // probe asks the primaries on both sides of the fragment for their route
-// before this node takes over: any message from outside its fragment
-// that arrives afterwards shows it is not the one cut off (see Connected)
-// and lets it take over at once; without one it waits ElectionSettle, by
-// when a node cut off from everybody has declared every other host dead.
+// before this node takes over: a message from each side it asked that
+// arrives afterwards shows it is not the one cut off (see Connected and
+// heardSide) and lets it take over at once; otherwise it waits
+// ElectionSettle, by when a node cut off from everybody has declared
+// every other host dead, and its view decides (viewMayElect).
 func (n *Node) probe() {
 	n.probing, n.heard, n.probeAt = true, false, n.env.Now()
 	n.probeSides, n.heardSides = 0, 0
