@@ -63,8 +63,8 @@ func (n *Node) PeerUp(host string) {
 		// This node may have missed its fragment's routes while it was
 		// cut off from the primary: a secondary dropped meanwhile would
 		// otherwise take over later from its stale state, believing
-		// itself next in line. It asks; the primary does not push its
-		// route, which after a partition may be a superseded one.
+		// itself next in line. It asks (the primary also pushes its
+		// route, peerBack; a superseded one is answered with the newer).
 		n.Send(host, &Message{Kind: KindRoute, Type: RouteQueryType, Seq: uint64(n.frag) + 1})
 	}
 	n.resendSkipped(host)
