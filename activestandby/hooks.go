@@ -13,6 +13,7 @@ const (
 	timerAck     = "as.ack"
 	timerShip    = "as.ship"
 	timerRecruit = "as.recruit"
+	timerPrune   = "as.prune"
 )
 
 // recruitRetry is how soon a new primary retries starting a secondary
@@ -150,6 +151,8 @@ func (h *hooks) Timer(name string) {
 		if n.IsPrimary() {
 			h.recruit()
 		}
+	case timerPrune:
+		h.pruneReceivers()
 	}
 }
 
@@ -538,6 +541,13 @@ func (h *hooks) pruneReceivers() {
 	if !slices.ContainsFunc(r.Receivers, n.Down) {
 		return
 	}
+	if !n.ViewSettled() {
+		// Dropping a secondary lets the upstream trim what it still
+		// needs if it is alive across a partition: wait until the
+		// detector's view settled, when a cut-off primary sees it is.
+		n.SetTimer(n.SettleLeft(), timerPrune)
+		return
+	}
 	n.SetReceivers(slices.DeleteFunc(slices.Clone(r.Receivers), n.Down))
 	h.recruit()
 }
@@ -577,6 +587,9 @@ func (h *hooks) takeOver() {
 	n := h.n
 	if !h.ready || !n.IsReceiver() {
 		// No replica holds the state: restart empty, like amnesia (gap).
+		if !n.MayRestartEmpty() {
+			return // the next detector event elects again
+		}
 		if err := n.Restart(); err != nil {
 			// The operators could not be rebuilt: taking over with the
 			// old state would be silent corruption, so stay a standby.

@@ -131,9 +131,24 @@ type Node struct {
 	probeAt time.Duration
 	probing bool
 	heard   bool
+	// the sides (1 upstream, 2 downstream) a probe asked, and those that
+	// answered (node_converge.go, heardSide)
+	probeSides, heardSides uint8
 	// rate limits of route queries and stale-route replies
-	routeAsked map[int]uint64    // fragment -> epoch last asked for
-	toldStale  map[string]uint64 // host -> epoch last told
+	routeAsked map[int]uint64        // fragment -> epoch last asked for
+	toldStale  map[toldKey]toldRoute // (host, fragment) -> route last told, and when
+	// routes that would fence this node or jump epochs, waiting for
+	// their primary's confirmation (node_confirm.go), per fragment
+	unconfirmed map[int]claim
+	// when the detector last declared a host dead (ViewSettled)
+	downAt   time.Duration
+	downSeen bool
+	// an empty restart waits for a settled majority view (node_cutoff.go):
+	// whether and since when it waits, and whether the minority note was
+	// traced
+	emptyAsked   bool
+	emptyAt      time.Duration
+	minorityWait bool
 	// route seeking (node_route.go): the retry timer is armed, its interval
 	seekArmed   bool
 	seekBackoff time.Duration
@@ -383,6 +398,9 @@ func (n *Node) Trace(e Event) {
 // lends m and its Tuples for the call only (Env): the caller may reuse
 // them once it returns, and never modifies what else m refers to.
 func (n *Node) Send(to string, m *Message) {
+	if n.withholdsAck(to, m) {
+		return
+	}
 	n.stamp(m)
 	n.env.Send(to, m)
 }

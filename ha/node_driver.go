@@ -43,6 +43,7 @@ func (n *Node) PeerDown(host string) {
 		return
 	}
 	n.down[host] = true
+	n.downAt, n.downSeen = n.env.Now(), true
 	n.Trace(Event{Kind: EvDetect, Peer: host})
 	n.noteSkipped(host)
 	n.hooks.PeerDown(host)
@@ -62,11 +63,12 @@ func (n *Node) PeerUp(host string) {
 		// This node may have missed its fragment's routes while it was
 		// cut off from the primary: a secondary dropped meanwhile would
 		// otherwise take over later from its stale state, believing
-		// itself next in line. It asks; the primary does not push its
-		// route, which after a partition may be a superseded one.
+		// itself next in line. It asks (the primary also pushes its
+		// route, peerBack; a superseded one is answered with the newer).
 		n.Send(host, &Message{Kind: KindRoute, Type: RouteQueryType, Seq: uint64(n.frag) + 1})
 	}
 	n.resendSkipped(host)
+	n.peerBack(host)
 	n.hooks.PeerUp(host)
 	n.elect()
 	n.watchRoutes()
@@ -77,7 +79,7 @@ func (n *Node) PeerUp(host string) {
 // keep m or its Tuples after it returns: the Env may recycle them.
 func (n *Node) Deliver(m *Message) {
 	if n.probing && m.Frag != n.frag {
-		n.heard = true
+		n.heardSide(m.Frag)
 	}
 	if m.Kind == KindResume {
 		// Whoever answers the resume (the runtime or a hook), the live
@@ -95,7 +97,7 @@ func (n *Node) Deliver(m *Message) {
 			n.onData(m)
 		case KindRoute:
 			if m.Route != nil {
-				n.onRoute(*m.Route, m.From)
+				n.onRoute(*m.Route, m.From, m.Type == RouteToldType)
 			} else if m.Type == RouteQueryType {
 				n.answerRouteQuery(m)
 			}
@@ -126,18 +128,20 @@ func (n *Node) generate() {
 	}
 }
 
-func (n *Node) onRoute(r Route, from string) {
+func (n *Node) onRoute(r Route, from string, told bool) {
 	if !n.validRoute(r, from) {
 		return
 	}
 	old := n.routes[r.Frag]
 	if !r.supersedes(old, n.topo) {
-		if from == r.Primary && (r.Epoch != old.Epoch || r.Primary != old.Primary) {
-			// The sender announced a route older than ours: tell it (a
-			// primary that missed a takeover learns it was superseded, a
-			// takeover made on an old view is made again on the new one).
-			n.tellRoute(from, r.Frag)
-		}
+		// The sender knows a route older than ours: tell it (a primary
+		// that missed a takeover learns it was superseded, a takeover
+		// made on an old view is made again on the new one, a relay of a
+		// superseded route is corrected).
+		n.correctRoute(r, old, from)
+		return
+	}
+	if !n.confirmed(r, old, from) {
 		return
 	}
 	n.routes[r.Frag] = r
@@ -145,14 +149,15 @@ func (n *Node) onRoute(r Route, from string) {
 	if r.Frag == n.frag && r.Primary != n.host && !slices.Contains(r.Receivers, n.host) && old.Primary == n.host && !n.fenced {
 		n.fenced = true
 		n.Trace(Event{Kind: EvFenced, Peer: r.Primary, Epoch: r.Epoch, Note: "superseded by a newer epoch"})
+		n.tellFenced()
 	}
 	if r.Frag == n.frag-1 && n.IsReceiver() {
-		if r.ResetSeq {
+		if r.ResetSeq && (r.Epoch != old.Epoch || r.Primary != old.Primary) {
 			// The new upstream numbers from 1: a later first tuple is a gap.
 			n.resetPort(0, n.fencing)
 		}
-		if n.rep[0].pending && r.Primary != old.Primary {
-			n.sendResume(0) // to whoever now holds the data
+		if r.Primary != old.Primary {
+			n.newUpstream(r, told) // whoever now holds the data
 		}
 	}
 	if r.Frag == n.DownstreamFrag() && !n.IsSink() {
@@ -175,6 +180,7 @@ func (n *Node) onRoute(r Route, from string) {
 // repair) with a replay of the retained output after the requested seq.
 func (n *Node) onResume(m *Message) {
 	if m.Frag != n.DownstreamFrag() || n.Stale(m) || !n.IsPrimary() {
+		n.resumeRefused(m)
 		return
 	}
 	if r := n.routes[m.Frag]; r.Primary != m.From && !slices.Contains(r.Receivers, m.From) {

@@ -51,21 +51,29 @@ func (n *Node) elect() {
 			return
 		}
 		// No answer within the settle time, yet the detector still sees
-		// both sides alive: the probes were lost, the view decides.
+		// both sides alive: the probes were lost, the view decides — a
+		// majority view (viewMayElect).
+		if !n.viewMayElect() {
+			n.probing = false
+			return
+		}
 	}
 	n.probing, n.heard = false, false
 	s.TakeOver()
 }
 
 // probe asks the primaries on both sides of the fragment for their route
-// before this node takes over: any message from outside its fragment
-// that arrives afterwards shows it is not the one cut off (see Connected)
-// and lets it take over at once; without one it waits ElectionSettle, by
-// when a node cut off from everybody has declared every other host dead.
+// before this node takes over: a message from each side it asked that
+// arrives afterwards shows it is not the one cut off (see Connected and
+// heardSide) and lets it take over at once; otherwise it waits
+// ElectionSettle, by when a node cut off from everybody has declared
+// every other host dead, and its view decides (viewMayElect).
 func (n *Node) probe() {
 	n.probing, n.heard, n.probeAt = true, false, n.env.Now()
-	for _, h := range []string{n.Upstream(0), n.routes[n.DownstreamFrag()].Primary} {
+	n.probeSides, n.heardSides = 0, 0
+	for i, h := range []string{n.Upstream(0), n.routes[n.DownstreamFrag()].Primary} {
 		if h != "" && !n.down[h] {
+			n.probeSides |= 1 << i
 			n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType})
 		}
 	}

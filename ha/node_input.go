@@ -58,7 +58,11 @@ func (n *Node) onData(m *Message) {
 		n.staleData(m)
 		return
 	}
-	if !n.IsReceiver() || int(m.Stream) >= n.Inputs() {
+	if !n.IsReceiver() {
+		n.wrongReceiver(m)
+		return
+	}
+	if int(m.Stream) >= n.Inputs() {
 		return
 	}
 	p := int(m.Stream)

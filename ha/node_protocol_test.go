@@ -53,11 +53,20 @@ func TestElectionMovesPastAFailedCandidate(t *testing.T) {
 		n.PeerDown(order[1])
 		assert.Empty(t, env.kinds(ha.EvTakeover), "%v: first a probe of both sides", order)
 		require.True(t, probed(env, "A"), "%v: the upstream is asked for its route", order)
+		require.True(t, probed(env, "sink"), "%v: the downstream is asked for its route", order)
 		n.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A", Frag: 0, Route: &ha.Route{Frag: 0, Primary: "A", Receivers: []string{"A"}}})
-		require.Len(t, env.kinds(ha.EvTakeover), 1, "%v: the answer shows B.2 is not cut off", order)
+		assert.Empty(t, env.kinds(ha.EvTakeover), "%v: one side answered: the other may be cut off", order)
+		answerFromSink(n)
+		require.Len(t, env.kinds(ha.EvTakeover), 1, "%v: the answers show B.2 is not cut off", order)
 		assert.True(t, n.IsPrimary())
 		assert.Equal(t, uint64(1), n.Epoch())
 	}
+}
+
+// answerFromSink delivers the sink's answer to a probe of fragment B.
+func answerFromSink(n *ha.Node) {
+	n.Deliver(&ha.Message{Kind: ha.KindRoute, Type: ha.RouteToldType, From: "sink", Frag: 2,
+		Route: &ha.Route{Frag: 1, Primary: "B", Receivers: []string{"B"}}})
 }
 
 // probed reports whether the node asked host for its route.
@@ -111,8 +120,12 @@ func TestEqualEpochsEndWithOnePrimary(t *testing.T) {
 	b1 := newChainNode(t, "B.1", envB)
 	b1.PeerDown("B")
 	b1.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A", Frag: 0, Route: &ha.Route{Frag: 0, Primary: "A", Receivers: []string{"A"}}})
+	answerFromSink(b1)
 	require.True(t, b1.IsPrimary())
 	b1.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A", Frag: 0, Route: &r2})
+	assert.False(t, b1.Fenced(), "a relayed route that would fence B.1 waits for B.2's word")
+	require.True(t, probed(envB, "B.2"), "B.1 asks B.2 for its route")
+	b1.Deliver(&ha.Message{Kind: ha.KindRoute, From: "B.2", Frag: 1, Epoch: 1, Route: &r2})
 	assert.True(t, b1.Fenced(), "B.1 learns B.2 superseded it at the same epoch")
 }
 

@@ -3,6 +3,7 @@ package ha
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Epoch bounds. A route may raise a fragment's epoch by at most
@@ -42,6 +43,8 @@ func (r Route) supersedes(old Route, topo *Topology) bool {
 func (n *Node) validRoute(r Route, from string) bool {
 	why := ""
 	switch {
+	case from == n.host && !n.planted.Has(PlantTrustRoutes):
+		why = "it claims to come from this host"
 	case r.Frag < 0 || r.Frag >= len(n.topo.Frags):
 		why = fmt.Sprintf("no fragment %d", r.Frag)
 	case !slices.Contains(n.topo.Frags[r.Frag].Hosts, r.Primary):
@@ -67,24 +70,55 @@ func (n *Node) validRoute(r Route, from string) bool {
 	return false
 }
 
-// tellRoute sends this node's route for fragment frag to host, once per
-// host and epoch.
+// toldKey and toldRoute remember which route tellRoute last sent a host
+// for a fragment, and when.
+type toldKey struct {
+	host string
+	frag int
+}
+
+type toldRoute struct {
+	epoch, version uint64
+	primary        string
+	at             time.Duration
+}
+
+// retellAfter is how long tellRoute waits before it tells a host the same
+// route again: the first telling may have been lost.
+const retellAfter = ResumeRetry
+
+// tellRoute sends this node's route for fragment frag to host: at once
+// when this node never told host that route, again only retellAfter after
+// the last time (a host that keeps sending to a superseded route lost the
+// first telling, and a busy data path must not turn into a flood).
 func (n *Node) tellRoute(host string, frag int) {
-	r := n.routes[frag]
-	if n.toldStale == nil {
-		n.toldStale = map[string]uint64{}
-	}
-	if e, ok := n.toldStale[host]; ok && e == r.Epoch {
+	if host == "" || host == n.host {
 		return
 	}
-	n.toldStale[host] = r.Epoch
+	r := n.routes[frag]
+	if n.toldStale == nil {
+		n.toldStale = map[toldKey]toldRoute{}
+	}
+	k := toldKey{host, frag}
+	now := n.env.Now()
+	if t, ok := n.toldStale[k]; ok && t.epoch == r.Epoch && t.version == r.Version && t.primary == r.Primary &&
+		(now-t.at < retellAfter || n.planted.Has(PlantSilentFence)) {
+		return
+	}
+	n.toldStale[k] = toldRoute{epoch: r.Epoch, version: r.Version, primary: r.Primary, at: now}
 	n.sendRoute(host, frag)
 }
+
+// RouteToldType is the Type of a KindRoute message that passes a route on
+// to one host (an answer, a correction, a relay), as opposed to a
+// primary's announcement to every host when its route changes: a route
+// told may be one its receiver missed long ago.
+const RouteToldType = "told"
 
 // sendRoute sends host this node's view of fragment frag's route.
 func (n *Node) sendRoute(host string, frag int) {
 	r := n.routes[frag]
-	n.Send(host, &Message{Kind: KindRoute, Route: &r})
+	n.Send(host, &Message{Kind: KindRoute, Type: RouteToldType, Route: &r})
 }
 
 // answerRouteQuery answers a host that asked for a route (RouteQueryType):

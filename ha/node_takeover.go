@@ -80,7 +80,10 @@ func (n *Node) SetReceivers(recv []string) {
 		r.Version--
 		r.Epoch++
 	}
-	r.ResetSeq, r.Resume = false, false
+	// ResetSeq stays: it belongs to the epoch, and a host that learns
+	// this epoch only from this later version must still reset its
+	// duplicate filter for the new numbering.
+	r.Resume = false
 	n.routes[n.frag] = r
 	n.AnnounceRoute()
 	n.hooks.RouteChanged(old, r)

@@ -45,6 +45,31 @@ const (
 	// PlantSkippedNotResent does not replay the output skipped while a
 	// downstream host was declared dead when it is seen alive (resendSkipped).
 	PlantSkippedNotResent Planted = 1 << 55
+
+	// PlantSilentFence undoes route convergence after heals
+	// (node_converge.go): a fenced host or one dropped from a route stays
+	// silent to whoever still sends to it or asks it, a fenced primary
+	// tells nobody who fenced it, a primary pushes no route to a host
+	// seen alive again, a relayed route older than the receiver's is not
+	// corrected, and one answer from either side ends a takeover's probe.
+	PlantSilentFence Planted = 1 << 16
+	// PlantNoUpstreamResume undoes the resume a receiver sends the new
+	// primary of its upstream fragment when it learns of it late: the new
+	// primary keeps holding live output for a resume that never comes.
+	PlantNoUpstreamResume Planted = 1 << 17
+	// PlantTrimWhileCutOff undoes the withheld acknowledgements of a
+	// primary cut off from its downstream or with a settling view
+	// (node_cutoff.go): its upstream trims what a successor across the
+	// partition needs.
+	PlantTrimWhileCutOff Planted = 1 << 18
+	// PlantTrustRoutes undoes the confirmation of routes that would fence
+	// their receiver or jump epochs (node_confirm.go): one forged route
+	// fences a healthy primary.
+	PlantTrustRoutes Planted = 1 << 19
+	// PlantMinorityRestart undoes the majority a host needs to see before
+	// it restarts a fragment empty (node_cutoff.go): a host in a minority
+	// island throws away the state its fragment's primary still serves.
+	PlantMinorityRestart Planted = 1 << 20
 )
 
 // plantedNames maps each planted bug to the name tests and the soak use.
@@ -57,6 +82,11 @@ var plantedNames = map[Planted]string{
 	PlantAnyRoleHoldsForResume:     "hatest-any-role-holds-for-resume",
 	PlantReplayKeepsHold:           "hatest-replay-keeps-hold",
 	PlantSkippedNotResent:          "hatest-skipped-not-resent",
+	PlantSilentFence:               "silent-fence",
+	PlantNoUpstreamResume:          "no-upstream-resume",
+	PlantTrimWhileCutOff:           "trim-while-cut-off",
+	PlantTrustRoutes:               "trust-routes",
+	PlantMinorityRestart:           "minority-restart",
 }
 
 // PlantedNames lists every planted bug's name, sorted.

@@ -885,6 +885,9 @@ func (h *hooks) restoreAndTakeOver(prim string) {
 // asks the upstreams to replay all they retained.
 func (h *hooks) emptyTakeOver(why string) {
 	n := h.n
+	if !n.MayRestartEmpty() {
+		return // the next detector event elects again
+	}
 	n.Trace(ha.Event{Kind: ha.EvNote, Note: why + ": restarting with empty state (expect a gap)"})
 	if err := n.Restart(); err != nil {
 		n.Trace(ha.Event{Kind: ha.EvNote, Note: fmt.Sprintf("restart failed: %v", err)})

@@ -1,0 +1,157 @@
+package ha
+
+import "slices"
+
+// Route convergence after any heal. A takeover announces its route to
+// every host, but a partition can keep that announcement from the hosts
+// that need it, and nothing declares a fenced host dead: it is alive, it
+// just no longer serves. So whatever the detector saw, every message that
+// shows its sender works from a superseded route is answered with the
+// current one (docs/reliability.md, "Routes converge after any heal"):
+//
+//   - a host that is no receiver of its fragment (fenced, or dropped from
+//     the route) and still gets data from its upstream, or a resume
+//     request from its downstream, tells the sender its fragment's route;
+//   - a primary fenced by a newer route tells the hosts it exchanged data
+//     with (its upstream primaries, its downstream receivers) who
+//     superseded it;
+//   - a route older than the receiver's, relayed or announced, is
+//     answered with the receiver's (when the other side may believe it);
+//   - a primary pushes its route to a host of a neighbouring fragment or
+//     its own that it sees alive again, and re-sends a pending resume to
+//     an upstream seen alive again;
+//   - a receiver that learns a new primary of its upstream fragment asks
+//     it to resend what follows its position: that answer ends the hold
+//     a late-learned route leaves on the new primary, and fills what
+//     fell between the old primary and the new.
+//
+// tellRoute limits each to one message per host and route per
+// retellAfter, so a stale data path costs a few messages, not a flood.
+
+// wrongReceiver answers data m that reached this node although it no
+// longer receives its fragment's input: the sender missed the route that
+// superseded this node.
+func (n *Node) wrongReceiver(m *Message) {
+	if n.planted.Has(PlantSilentFence) || n.frag < 0 || n.IsSink() || m.Frag != n.frag-1 {
+		return
+	}
+	n.tellRoute(m.From, n.frag)
+}
+
+// resumeRefused answers a resume request this node does not serve: it no
+// longer is its fragment's primary, or the request comes from an older
+// epoch of the sender's fragment.
+func (n *Node) resumeRefused(m *Message) {
+	if n.planted.Has(PlantSilentFence) || m.Frag != n.DownstreamFrag() || n.frag < 0 || n.IsSink() {
+		return
+	}
+	if n.Stale(m) {
+		n.tellRoute(m.From, m.Frag)
+		return
+	}
+	if !n.IsPrimary() {
+		n.tellRoute(m.From, n.frag)
+	}
+}
+
+// tellFenced tells the hosts this node exchanged data with as its
+// fragment's primary the route that superseded it: the new primary may
+// have taken over out of their sight (a partition), and they would keep
+// sending to, or waiting for, this node.
+func (n *Node) tellFenced() {
+	if n.planted.Has(PlantSilentFence) {
+		return
+	}
+	for p := range n.Inputs() {
+		n.tellRoute(n.Upstream(p), n.frag)
+	}
+	for _, h := range n.Downstream() {
+		n.tellRoute(h, n.frag)
+	}
+}
+
+// peerBack runs when host is seen alive again. A primary pushes its route
+// to host when host belongs to its fragment or a neighbouring one: either
+// host learns a takeover made out of its sight, or it knows a newer route
+// and answers with it (correctRoute), which fences this node. A pending
+// resume to host is re-sent at once rather than at the next retry.
+func (n *Node) peerBack(host string) {
+	if n.planted.Has(PlantSilentFence) || n.frag < 0 || n.IsSink() {
+		return
+	}
+	for p := range n.Inputs() {
+		if n.rep[p].pending && n.Upstream(p) == host {
+			n.sendResume(p)
+		}
+	}
+	if !n.IsPrimary() {
+		return
+	}
+	if f, ok := n.topo.FragOf(host); ok && (f == n.frag || f == n.frag-1 || f == n.DownstreamFrag()) {
+		n.tellRoute(host, n.frag)
+	}
+}
+
+// correctRoute answers route r, received from host from and older than
+// this node's route old for the same fragment, with old, when from will
+// believe it (validRoute: this node or from is a host of the fragment).
+func (n *Node) correctRoute(r, old Route, from string) {
+	if n.planted.Has(PlantSilentFence) {
+		if from == r.Primary && (r.Epoch != old.Epoch || r.Primary != old.Primary) {
+			n.tellRoute(from, r.Frag)
+		}
+		return
+	}
+	if r.Frag < 0 || r.Frag >= len(n.topo.Frags) || !old.supersedes(r, n.topo) {
+		return
+	}
+	hosts := n.topo.Frags[r.Frag].Hosts
+	if slices.Contains(hosts, n.host) || slices.Contains(hosts, from) {
+		n.tellRoute(from, r.Frag)
+	}
+}
+
+// newUpstream runs on a receiver that learned route r, which names a new
+// primary of its upstream fragment: a pending resume goes to the new
+// primary. When the route was told (passed on late, not announced at the
+// takeover), the receiver also asks the new primary to resend what
+// follows its position (a repair), introducing itself first when it is
+// its own fragment's primary, so the new primary knows where to send: the
+// new primary may hold its output for this node's resume, and what fell
+// between the two primaries reached nobody. An announced route needs no
+// such request: the new primary's own replay follows it.
+func (n *Node) newUpstream(r Route, told bool) {
+	for p := range n.Inputs() {
+		switch {
+		case n.rep[p].pending:
+			n.sendResume(p)
+		case !told || n.planted.Has(PlantNoUpstreamResume) || n.noRepair || n.Upstream(p) != r.Primary:
+		default:
+			if n.IsPrimary() && !n.IsSink() {
+				n.tellRoute(r.Primary, n.frag)
+			}
+			n.requestResume(p, true)
+		}
+	}
+}
+
+// heardSide notes that a message from fragment frag arrived while this
+// node probes before a takeover (node_elect.go). A probe is answered when
+// every side it asked answered: a host that hears its downstream but not
+// its upstream (a partition that left it beside the sink and away from
+// the sources) waits, and the detector's settled view decides; one
+// answer from either side used to be enough, and a host cut off from its
+// input took over, to serve nothing and fence the primary that could.
+func (n *Node) heardSide(frag int) {
+	if n.planted.Has(PlantSilentFence) {
+		n.heard = true
+		return
+	}
+	switch frag {
+	case n.frag - 1:
+		n.heardSides |= 1
+	case n.DownstreamFrag():
+		n.heardSides |= 2
+	}
+	n.heard = n.probeSides != 0 && n.heardSides&n.probeSides == n.probeSides
+}

@@ -1,0 +1,148 @@
+package ha
+
+import "time"
+
+// A primary cut off from its downstream may be on the minority side of a
+// partition that split its fragment: a host on the other side can take
+// over from it (it sees the downstream and an upstream host, and this
+// primary dead) and will ask the upstream to replay from its own, older,
+// position once the partition heals. Whatever this primary acknowledges
+// meanwhile — its input checkpointed to a backup it recruited on its
+// side, processed, passed on — lets the upstream trim exactly the tuples
+// that successor needs: a gap under strategies that promise none. So
+// while it is cut off, a primary sends its upstream no acknowledgement
+// (docs/reliability.md, rule 5); its strategy's later acknowledgements,
+// cumulative, release the trim once it sees its downstream again. The
+// upstream retains more meanwhile; nothing else changes.
+
+// CutOff reports whether this node, a primary, sees its downstream
+// fragment's primary declared dead. (Its own fragment's majority is no
+// test: a fragment of two hosts that lost one would never let its
+// upstream trim again.)
+func (n *Node) CutOff() bool {
+	if n.frag < 0 || n.IsSink() || !n.IsPrimary() || len(n.down) == 0 {
+		return false
+	}
+	d := n.routes[n.DownstreamFrag()].Primary
+	return d == "" || n.down[d]
+}
+
+// The detector declares the hosts on the other side of a partition dead
+// one by one, over about a heartbeat: a primary that just lost its backup
+// may not yet see that it lost its downstream too, and an acknowledgement
+// it sends then (its new backup's first checkpoint, say) is one a
+// cut-off primary must not send. So after any host is declared dead the
+// view counts as settling for ElectionSettle, and acknowledgements wait
+// meanwhile like a cut-off primary's.
+
+// ViewSettled reports whether ElectionSettle passed since the detector
+// last declared a host dead. A strategy defers route changes that depend
+// on who is dead (dropping a secondary) until it has.
+func (n *Node) ViewSettled() bool {
+	return !n.downSeen || n.env.Now()-n.downAt >= ElectionSettle || n.planted.Has(PlantTrimWhileCutOff)
+}
+
+// SettleLeft is how long until ViewSettled turns true (0 when it is).
+func (n *Node) SettleLeft() time.Duration {
+	if n.ViewSettled() {
+		return 0
+	}
+	return ElectionSettle - (n.env.Now() - n.downAt)
+}
+
+// withholdsAck reports whether m, about to be sent to host to, is an
+// acknowledgement to this node's upstream that a cut-off primary, or one
+// whose view is still settling, must not send.
+func (n *Node) withholdsAck(to string, m *Message) bool {
+	if m.Kind != KindAck || n.planted.Has(PlantTrimWhileCutOff) || (!n.CutOff() && n.ViewSettled()) {
+		return false
+	}
+	if n.frag < 0 || n.IsSink() || !n.IsPrimary() {
+		return false
+	}
+	f, ok := n.topo.FragOf(to)
+	if !ok || f != n.frag-1 {
+		return false
+	}
+	n.Trace(Event{Kind: EvNote, Peer: to, Seq: m.Seq, N: int64(m.Stream),
+		Note: "acknowledgement withheld: this primary is cut off from its downstream, or its view is settling"})
+	return true
+}
+
+// A host that would restart its fragment with empty state — no replica
+// with the state is alive in its view — throws that state away for good:
+// its route, at a newer epoch, fences the primary that holds it. When the
+// host sees most of the deployment dead, the likelier cause is a
+// partition that cut it off, with the state's holders serving on the
+// other side, than a crash of every one of them. So an empty restart
+// first lets the view settle for ElectionSettle (the detector declares
+// the hosts of the other side dead one by one), then happens only while
+// the host sees a majority of the deployment alive; otherwise it waits,
+// and the next detector event elects again. After real crashes the
+// restart comes ElectionSettle later than before, and no better choice
+// exists.
+
+// emptyEpisode is how long a wait for an empty restart counts as the same
+// episode: a request after it starts a new settle period.
+const emptyEpisode = 10 * ElectionSettle
+
+// SeesMajority reports whether the node sees a strict majority of the
+// deployment's hosts (itself included) alive.
+func (n *Node) SeesMajority() bool {
+	hosts := n.topo.Hosts()
+	alive := 0
+	for _, h := range hosts {
+		if !n.down[h] {
+			alive++
+		}
+	}
+	return 2*alive > len(hosts)
+}
+
+// MayRestartEmpty reports whether the node may restart its fragment
+// with empty state now; a strategy asks it before such a takeover, and
+// gives the takeover up when it may not (the election runs again).
+func (n *Node) MayRestartEmpty() bool {
+	if n.planted.Has(PlantMinorityRestart) {
+		return true
+	}
+	now := n.env.Now()
+	if !n.emptyAsked || now-n.emptyAt > emptyEpisode {
+		n.emptyAsked, n.emptyAt, n.minorityWait = true, now, false
+		n.env.SetTimer(ElectionSettle, electTimer)
+		return false
+	}
+	if now-n.emptyAt < ElectionSettle {
+		return false
+	}
+	if !n.SeesMajority() {
+		if !n.minorityWait {
+			n.minorityWait = true
+			n.Trace(Event{Kind: EvNote, Frag: n.frag,
+				Note: "no empty restart from a minority view: the state's holders may serve on the other side of a partition"})
+		}
+		return false
+	}
+	n.emptyAsked = false
+	return true
+}
+
+// viewMayElect reports whether a takeover that no probe answer confirmed
+// may rest on the detector's view alone: only while the node sees a
+// majority of the deployment alive. A host in a minority island that
+// still sees a host on each side of its fragment there (its fragment's
+// secondaries cut off together, say) would otherwise take over with
+// state that lags the primary serving on the other side, and after the
+// heal its newer epoch would fence that primary and ask for input the
+// upstream trimmed meanwhile.
+func (n *Node) viewMayElect() bool {
+	if n.planted.Has(PlantMinorityRestart) || n.SeesMajority() {
+		return true
+	}
+	if !n.minorityWait {
+		n.minorityWait = true
+		n.Trace(Event{Kind: EvNote, Frag: n.frag,
+			Note: "no takeover on a minority view: the primary may serve on the other side of a partition"})
+	}
+	return false
+}
