@@ -126,6 +126,8 @@ type Node struct {
 	// tail markers (node_repair.go): armed, and the output seq when armed
 	tailArmed bool
 	tailAt    uint64
+	// end-of-stream repair (node_end.go)
+	end endRepair
 	// election (node_elect.go): a probe's start, and whether a message
 	// from outside the fragment arrived since
 	probeAt time.Duration

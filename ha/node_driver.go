@@ -27,6 +27,8 @@ func (n *Node) Fire(name string) {
 		n.retryResumes()
 	} else if name == tailTimer {
 		n.sendTail()
+	} else if name == endTimer {
+		n.sendEndTails()
 	} else if name == electTimer {
 		n.elect()
 	} else if name == seekTimer {
@@ -78,6 +80,10 @@ func (n *Node) PeerUp(host string) {
 func (n *Node) Deliver(m *Message) {
 	if n.probing && m.Frag != n.frag {
 		n.heard = true
+	}
+	if m.Kind == KindAck && m.Type == EndAckType {
+		n.onEndAck(m) // the runtime's own: no strategy sees it
+		return
 	}
 	if m.Kind == KindResume {
 		// Whoever answers the resume (the runtime or a hook), the live
