@@ -133,6 +133,8 @@ type Node struct {
 	probeAt time.Duration
 	probing bool
 	heard   bool
+	// takeover re-check (node_recheck.go)
+	rc recheck
 	// rate limits of route queries and stale-route replies
 	routeAsked map[int]uint64    // fragment -> epoch last asked for
 	toldStale  map[string]uint64 // host -> epoch last told

@@ -45,6 +45,7 @@ func (n *Node) PeerDown(host string) {
 		return
 	}
 	n.down[host] = true
+	n.noteDown(host)
 	n.Trace(Event{Kind: EvDetect, Peer: host})
 	n.noteSkipped(host)
 	n.hooks.PeerDown(host)
@@ -84,6 +85,9 @@ func (n *Node) Deliver(m *Message) {
 	if m.Kind == KindAck && m.Type == EndAckType {
 		n.onEndAck(m) // the runtime's own: no strategy sees it
 		return
+	}
+	if m.Kind == KindRoute && m.Route != nil {
+		n.recheckAnswer(m) // node_recheck.go
 	}
 	if m.Kind == KindResume {
 		// Whoever answers the resume (the runtime or a hook), the live
@@ -147,6 +151,9 @@ func (n *Node) onRoute(r Route, from string) {
 		return
 	}
 	n.routes[r.Frag] = r
+	if r.Frag == n.frag && r.Primary != old.Primary {
+		n.notePrimary()
+	}
 	n.Trace(Event{Kind: EvRoute, Peer: r.Primary, Frag: r.Frag, Epoch: r.Epoch})
 	if r.Frag == n.frag && r.Primary != n.host && !slices.Contains(r.Receivers, n.host) && old.Primary == n.host && !n.fenced {
 		n.fenced = true

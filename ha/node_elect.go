@@ -35,11 +35,16 @@ func (n *Node) elect() {
 	}
 	r := n.routes[n.frag]
 	if r.Primary == n.host || !n.down[r.Primary] {
+		n.recheckOff()
 		return
 	}
 	if n.elected(s) != n.host || !n.Connected() {
 		n.probing, n.heard = false, false
+		n.recheckOff()
 		return
+	}
+	if n.staleDeath() && !n.recheckDue() {
+		return // node_recheck.go
 	}
 	if !n.heard {
 		now := n.env.Now()
@@ -54,6 +59,7 @@ func (n *Node) elect() {
 		// both sides alive: the probes were lost, the view decides.
 	}
 	n.probing, n.heard = false, false
+	n.recheckOff()
 	s.TakeOver()
 }
 
