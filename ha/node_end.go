@@ -39,12 +39,6 @@ const (
 	maxEndRetry = 16 * EndRetry
 )
 
-// PlantNoEndRepair undoes end-of-stream repair: no end-tail markers, no
-// acknowledgements, and a replay without retained output loses the end.
-const PlantNoEndRepair Planted = 1 << 28
-
-func init() { plantedNames[PlantNoEndRepair] = "no-end-repair" }
-
 // endRepair is a node's end-of-stream repair state.
 type endRepair struct {
 	mark    Tuple           // the end mark this node emitted (valid when mark.Seq > 0)

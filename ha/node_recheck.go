@@ -31,12 +31,6 @@ import (
 // sender declared the route's primary dead.
 const routeDeadLevel = 1
 
-// PlantTakeoverStorm undoes the takeover re-check: a host takes over on a
-// declaration of death older than the route it fences.
-const PlantTakeoverStorm Planted = 1 << 29
-
-func init() { plantedNames[PlantTakeoverStorm] = "takeover-storm" }
-
 // recheck is a node's takeover re-check state.
 type recheck struct {
 	downAt    map[string]time.Duration // when each host was last declared dead
