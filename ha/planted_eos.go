@@ -15,10 +15,16 @@ const (
 	// primary of a union with ship_decisions interleaves its held input at
 	// once, ignoring the decisions its predecessor still ships.
 	PlantZombieDecisions Planted = 1 << 30
+	// PlantLostIncomplete undoes upstream backup's repeated incomplete
+	// bound: a new primary tells it only to the downstream primary it
+	// knows when it learns it, so a downstream that failed too never
+	// drops the rebuilt windows' partial results.
+	PlantLostIncomplete Planted = 1 << 31
 )
 
 func init() {
 	plantedNames[PlantNoEndRepair] = "no-end-repair"
 	plantedNames[PlantTakeoverStorm] = "takeover-storm"
 	plantedNames[PlantZombieDecisions] = "zombie-decisions"
+	plantedNames[PlantLostIncomplete] = "lost-incomplete-bound"
 }
