@@ -70,6 +70,7 @@ func (n *Node) PeerUp(host string) {
 		n.Send(host, &Message{Kind: KindRoute, Type: RouteQueryType, Seq: uint64(n.frag) + 1})
 	}
 	n.resendSkipped(host)
+	n.endPeerUp(host)
 	n.hooks.PeerUp(host)
 	n.elect()
 	n.watchRoutes()

@@ -1,6 +1,9 @@
 package ha
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // End-of-stream repair. The end of a stream is the one tuple after which
 // nothing follows to reveal that it was lost: gap repair sees a hole only
@@ -109,6 +112,20 @@ func (n *Node) sendEndTails() {
 		n.end.backoff = min(2*n.end.backoff, maxEndRetry)
 		n.armEnd(false)
 	}
+}
+
+// endPeerUp sends the end-tail at once to host, seen alive again, when it
+// is a downstream receiver that has not acknowledged the end: after a long
+// partition the timer's interval may have grown to maxEndRetry.
+func (n *Node) endPeerUp(host string) {
+	if !n.endOn() || n.end.mark.Seq == 0 || n.end.acked[host] || !n.IsPrimary() || n.IsSink() ||
+		n.released() < n.end.mark.Seq || !slices.Contains(n.Downstream(), host) {
+		return
+	}
+	if _, held := n.awaiting[host]; held {
+		return
+	}
+	n.Send(host, &Message{Kind: KindData, Stream: n.outPort, Type: EndTailType, Seq: n.end.mark.Seq})
 }
 
 // onEndAck notes that a receiver accepted the end of this node's output.
