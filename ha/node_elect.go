@@ -38,12 +38,13 @@ func (n *Node) elect() {
 		n.recheckOff()
 		return
 	}
-	if n.elected(s) != n.host || !n.Connected() {
+	order := n.order(s)
+	if n.electedIn(order) != n.host || !n.Connected() {
 		n.probing, n.heard = false, false
 		n.recheckOff()
 		return
 	}
-	if n.staleDeath() && !n.recheckDue() {
+	if need, bounded := n.recheckNeed(order); len(need) > 0 && !n.recheckDue(need, bounded) {
 		return // node_recheck.go
 	}
 	if !n.heard {
@@ -138,11 +139,17 @@ func (n *Node) Ring() []string {
 	return append(slices.Clone(hosts[i:]), hosts[:i]...)
 }
 
-func (n *Node) elected(s Successor) string {
-	order := s.Successors()
-	if order == nil {
-		order = n.Ring()
+// order is the takeover order as this node sees it.
+func (n *Node) order(s Successor) []string {
+	if order := s.Successors(); order != nil {
+		return order
 	}
+	return n.Ring()
+}
+
+// electedIn is the first host of order that is neither the primary nor
+// declared dead.
+func (n *Node) electedIn(order []string) string {
 	prim := n.routes[n.frag].Primary
 	for _, h := range order {
 		if h != prim && !n.down[h] {

@@ -1,6 +1,7 @@
 package ha
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -26,19 +27,31 @@ import (
 // decides, as for a probe). While they see the primary alive it asks again
 // every ElectionSettle and stays fenced; a partition that cut off only the
 // replicas from each other thus costs one takeover, however long it lasts.
+// Neighbours answer with the fragment's hosts they declared dead
+// (sendRouteView).
 
-// routeDeadLevel marks the answer to a route query (Message.Level) whose
-// sender declared the route's primary dead.
-const routeDeadLevel = 1
+// A host elected only because it believes the candidates before it in
+// takeover order dead (three replicas cut off from each other: B.2 believes
+// B.1 dead too) re-checks the same way before it takes over: while a
+// neighbour sees a skipped candidate alive, that candidate takes over and
+// this host learns its route. That wait is bounded by maxSkipWait, so that
+// a candidate that never acts (a view of the takeover order that differs)
+// cannot keep the fragment without a primary.
+
+// maxSkipWait bounds how long an elected host waits while the neighbours
+// see a candidate before it in takeover order alive.
+const maxSkipWait = RouteSeekDelay
 
 // recheck is a node's takeover re-check state.
 type recheck struct {
 	downAt    map[string]time.Duration // when each host was last declared dead
 	since     time.Duration            // when this node learned its fragment's current primary
+	need      []string                 // the hosts whose death the neighbours must confirm
 	asking    bool                     // a re-check is under way
+	startedAt time.Duration            // when it began
 	askedAt   time.Duration            // when the neighbours were last asked
-	answered  bool                     // a neighbour answered since, naming the primary alive
-	confirmed bool                     // a neighbour declared the primary dead too
+	answered  bool                     // a neighbour answered since, seeing one of need alive
+	confirmed bool                     // a neighbour declared every host of need dead
 }
 
 // noteDown records when host was declared dead.
@@ -56,30 +69,57 @@ func (n *Node) notePrimary() { n.rc.since = n.env.Now() }
 // staleDeath reports whether the node declared its fragment's primary dead
 // before it learned that host was the primary.
 func (n *Node) staleDeath() bool {
-	if n.planted.Has(PlantTakeoverStorm) {
-		return false
-	}
 	at, ok := n.rc.downAt[n.routes[n.frag].Primary]
 	return ok && at < n.rc.since
 }
 
-// recheckDue reports whether a takeover on a stale declaration may go
-// ahead now; otherwise it asks the neighbours (again) and arms the
-// election timer for their answers.
-func (n *Node) recheckDue() bool {
+// recheckNeed lists the hosts whose death the neighbours must confirm
+// before this node, elected in takeover order, takes over: the primary when
+// its declaration is stale, and the candidates before this node that it
+// skipped as dead. bounded says the wait ends after maxSkipWait (only
+// skipped candidates to confirm).
+func (n *Node) recheckNeed(order []string) (need []string, bounded bool) {
+	if n.planted.Has(PlantTakeoverStorm) {
+		return nil, false
+	}
+	prim := n.routes[n.frag].Primary
+	for _, h := range order {
+		if h == n.host {
+			break
+		}
+		if h != prim && n.down[h] {
+			need = append(need, h)
+		}
+	}
+	if n.staleDeath() {
+		return append(need, prim), false
+	}
+	return need, len(need) > 0
+}
+
+// recheckDue reports whether a takeover may go ahead now; otherwise it
+// asks the neighbours (again) for their view and arms the election timer
+// for their answers.
+func (n *Node) recheckDue(need []string, bounded bool) bool {
+	n.rc.need = need
 	if n.rc.confirmed {
 		return true
 	}
 	now := n.env.Now()
-	if n.rc.asking && now-n.rc.askedAt < ElectionSettle {
-		return false
-	}
-	if n.rc.asking && !n.rc.answered {
-		return true // nobody answered: the detector's view decides
-	}
-	if !n.rc.asking {
+	if n.rc.asking {
+		switch {
+		case now-n.rc.askedAt < ElectionSettle:
+			return false
+		case !n.rc.answered:
+			return true // nobody answered: the detector's view decides
+		case bounded && now-n.rc.startedAt >= maxSkipWait:
+			n.Trace(Event{Kind: EvNote, Note: fmt.Sprintf("%s still seen alive, but took no takeover: taking over", need)})
+			return true
+		}
+	} else {
+		n.rc.startedAt = now
 		n.Trace(Event{Kind: EvNote, Peer: n.routes[n.frag].Primary, Epoch: n.Epoch(),
-			Note: "primary declared dead before its route arrived: asking the neighbours before taking over"})
+			Note: fmt.Sprintf("asking the neighbours whether %s failed before taking over", need)})
 	}
 	n.rc.asking, n.rc.answered, n.rc.askedAt = true, false, now
 	var ask []string
@@ -101,7 +141,8 @@ func (n *Node) recheckDue() bool {
 func (n *Node) recheckOff() { n.rc.asking, n.rc.answered, n.rc.confirmed = false, false, false }
 
 // recheckAnswer takes a neighbour's answer about this node's fragment's
-// route during a re-check.
+// route during a re-check: its Seq marks the fragment's hosts the
+// neighbour declared dead (sendRouteView).
 func (n *Node) recheckAnswer(m *Message) {
 	if !n.rc.asking || m.Route.Frag != n.frag {
 		return
@@ -109,20 +150,27 @@ func (n *Node) recheckAnswer(m *Message) {
 	if r := n.routes[n.frag]; m.Route.Primary != r.Primary || m.Route.Epoch != r.Epoch {
 		return
 	}
-	if m.Level == routeDeadLevel {
-		n.rc.confirmed = true
-	} else {
-		n.rc.answered = true
+	n.heard = true // an answer shows this node is not cut off: no probe needed
+	hosts := n.topo.Frags[n.frag].Hosts
+	for _, h := range n.rc.need {
+		if i := slices.Index(hosts, h); i < 0 || i >= 64 || m.Seq&(1<<i) == 0 {
+			n.rc.answered = true
+			return
+		}
 	}
+	n.rc.confirmed = true
 }
 
 // sendRouteView answers a route query with this node's view of fragment
-// frag's route, marked when this node declared its primary dead.
+// frag's route; its Seq marks (bit i: the fragment's i-th host, the first
+// 64) the hosts this node declared dead.
 func (n *Node) sendRouteView(host string, frag int) {
 	r := n.routes[frag]
-	m := &Message{Kind: KindRoute, Route: &r}
-	if n.down[r.Primary] {
-		m.Level = routeDeadLevel
+	var dead uint64
+	for i, h := range n.topo.Frags[frag].Hosts {
+		if i < 64 && n.down[h] {
+			dead |= 1 << i
+		}
 	}
-	n.Send(host, m)
+	n.Send(host, &Message{Kind: KindRoute, Route: &r, Seq: dead})
 }
