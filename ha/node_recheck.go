@@ -87,7 +87,7 @@ func (n *Node) recheckNeed(order []string) (need []string, bounded bool) {
 		if h == n.host {
 			break
 		}
-		if h != prim && n.down[h] {
+		if h != prim && n.down[h] && !slices.Contains(need, h) {
 			need = append(need, h)
 		}
 	}
