@@ -150,7 +150,9 @@ func (n *Node) recheckAnswer(m *Message) {
 	if r := n.routes[n.frag]; m.Route.Primary != r.Primary || m.Route.Epoch != r.Epoch {
 		return
 	}
-	n.heard = true // an answer shows this node is not cut off: no probe needed
+	if m.Frag != n.frag {
+		n.heard = true // a neighbour's answer shows this node is not cut off: no probe needed
+	}
 	hosts := n.topo.Frags[n.frag].Hosts
 	for _, h := range n.rc.need {
 		if i := slices.Index(hosts, h); i < 0 || i >= 64 || m.Seq&(1<<i) == 0 {
