@@ -68,6 +68,7 @@ type hooks struct {
 	lastHeld         [2]uint64
 	credit           [2]int // decisions handed to the node, per port, without their tuple yet
 	injecting        bool
+	graceFrom        string // a new primary's predecessor, whose decisions it still follows (grace.go)
 }
 
 func newHooks(n *ha.Node, s *Strategy) *hooks {
@@ -153,6 +154,8 @@ func (h *hooks) Timer(name string) {
 		}
 	case timerPrune:
 		h.pruneReceivers()
+	case timerGrace:
+		h.endGrace()
 	}
 }
 
@@ -369,7 +372,7 @@ func (h *hooks) position(p int) uint64 {
 // input held for the decisions while it follows the primary's order.
 func (h *hooks) onData(m *ha.Message) bool {
 	n := h.n
-	if !h.fragment() || n.IsPrimary() || n.Stale(m) || int(m.Stream) >= n.Inputs() || !n.IsReceiver() {
+	if !h.fragment() || (n.IsPrimary() && !h.inGrace()) || n.Stale(m) || int(m.Stream) >= n.Inputs() || !n.IsReceiver() {
 		return false
 	}
 	if !h.ready {
@@ -383,7 +386,7 @@ func (h *hooks) onData(m *ha.Message) bool {
 	if h.joining[p] && len(m.Tuples) > 0 && m.Tuples[0].Seq > h.position(int(p))+1 {
 		return true
 	}
-	if !h.following() {
+	if !h.following() && !h.inGrace() {
 		return false
 	}
 	for _, t := range m.Tuples {
@@ -401,7 +404,7 @@ func (h *hooks) onData(m *ha.Message) bool {
 // the held tuples they cover.
 func (h *hooks) onOrder(m *ha.Message) {
 	n := h.n
-	if !h.following() || m.From != n.Route(n.Frag()).Primary {
+	if !(h.following() && m.From == n.Route(n.Frag()).Primary) && !(h.inGrace() && m.From == h.graceFrom) {
 		return
 	}
 	d := m.Body // read only: FollowOrder copies the decisions it keeps
@@ -602,6 +605,7 @@ func (h *hooks) takeOver() {
 		h.stats.RestartTakeovers++
 		h.ready = true
 	} else {
+		prev := n.Route(n.Frag()).Primary
 		n.TakeOver(ha.TakeoverOptions{Receivers: []string{n.Host()}})
 		h.stats.Takeovers++
 		// Re-send what the downstream may not have; it drops duplicates by seq.
@@ -611,7 +615,9 @@ func (h *hooks) takeOver() {
 				n.Replay(d, h.relayed)
 			}
 		}
-		h.release()
+		if !h.startGrace(prev) {
+			h.release()
+		}
 	}
 	h.joining = [2]bool{}
 	h.trim = max(h.trim, h.relayed)

@@ -126,6 +126,8 @@ type Node struct {
 	// tail markers (node_repair.go): armed, and the output seq when armed
 	tailArmed bool
 	tailAt    uint64
+	// end-of-stream repair (node_end.go)
+	end endRepair
 	// election (node_elect.go): a probe's start, and whether a message
 	// from outside the fragment arrived since
 	probeAt time.Duration
@@ -134,6 +136,8 @@ type Node struct {
 	// the sides (1 upstream, 2 downstream) a probe asked, and those that
 	// answered (node_converge.go, heardSide)
 	probeSides, heardSides uint8
+	// takeover re-check (node_recheck.go)
+	rc recheck
 	// rate limits of route queries and stale-route replies
 	routeAsked map[int]uint64        // fragment -> epoch last asked for
 	toldStale  map[toldKey]toldRoute // (host, fragment) -> route last told, and when

@@ -17,7 +17,9 @@ import (
 // primary itself sends it. A legitimate takeover costs its fenced
 // primary one round trip more; a forged route costs one query, and the
 // claimed primary's answer, a route of its real view, shows the claim
-// false. Routes that name this host primary are never believed from
+// false. The same route told by a second host is believed too: a host cut
+// off from its fragment's new primary alone learns it from both of its
+// neighbours, and one forger is one host. Routes that name this host primary are never believed from
 // another host: only this host makes them.
 
 // claim is a route waiting for its primary's confirmation, and when its
@@ -25,6 +27,7 @@ import (
 type claim struct {
 	r     Route
 	asked time.Duration
+	from  string // the first host that told it
 }
 
 // confirmed reports whether route r, received from host from and newer
@@ -52,6 +55,13 @@ func (n *Node) confirmed(r, old Route, from string) bool {
 		delete(n.unconfirmed, r.Frag)
 		return true
 	}
+	if pending && c.r.Primary == r.Primary && c.r.Epoch == r.Epoch && c.from != from {
+		// A second host's word for the same route: a partition may keep
+		// the named primary from answering (a host cut off from its own
+		// fragment only), but both neighbours then tell it the route.
+		delete(n.unconfirmed, r.Frag)
+		return true
+	}
 	now := n.env.Now()
 	if pending && c.r.Primary == r.Primary && c.r.Epoch >= r.Epoch && now-c.asked < retellAfter {
 		return false // asked already
@@ -59,7 +69,11 @@ func (n *Node) confirmed(r, old Route, from string) bool {
 	if n.unconfirmed == nil {
 		n.unconfirmed = map[int]claim{}
 	}
-	n.unconfirmed[r.Frag] = claim{r: r, asked: now}
+	first := from
+	if pending && c.r.Primary == r.Primary && c.r.Epoch == r.Epoch {
+		first = c.from
+	}
+	n.unconfirmed[r.Frag] = claim{r: r, asked: now, from: first}
 	why := "epoch jump"
 	if fences {
 		why = "it would fence this host"

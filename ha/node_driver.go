@@ -27,6 +27,8 @@ func (n *Node) Fire(name string) {
 		n.retryResumes()
 	} else if name == tailTimer {
 		n.sendTail()
+	} else if name == endTimer {
+		n.sendEndTails()
 	} else if name == electTimer {
 		n.elect()
 	} else if name == seekTimer {
@@ -44,6 +46,7 @@ func (n *Node) PeerDown(host string) {
 	}
 	n.down[host] = true
 	n.downAt, n.downSeen = n.env.Now(), true
+	n.noteDown(host)
 	n.Trace(Event{Kind: EvDetect, Peer: host})
 	n.noteSkipped(host)
 	n.hooks.PeerDown(host)
@@ -69,6 +72,7 @@ func (n *Node) PeerUp(host string) {
 	}
 	n.resendSkipped(host)
 	n.peerBack(host)
+	n.endPeerUp(host)
 	n.hooks.PeerUp(host)
 	n.elect()
 	n.watchRoutes()
@@ -78,8 +82,17 @@ func (n *Node) PeerUp(host string) {
 // Deliver handles one incoming message. Neither the node nor its hooks
 // keep m or its Tuples after it returns: the Env may recycle them.
 func (n *Node) Deliver(m *Message) {
-	if n.probing && m.Frag != n.frag {
+	if (n.probing || n.rc.asking) && m.Frag != n.frag {
+		// Word from every side asked, by a probe or a re-check, shows this
+		// node is not cut off (heardSide).
 		n.heardSide(m.Frag)
+	}
+	if m.Kind == KindAck && m.Type == EndAckType {
+		n.onEndAck(m) // the runtime's own: no strategy sees it
+		return
+	}
+	if m.Kind == KindRoute && m.Route != nil {
+		n.recheckAnswer(m) // node_recheck.go
 	}
 	if m.Kind == KindResume {
 		// Whoever answers the resume (the runtime or a hook), the live
@@ -145,6 +158,9 @@ func (n *Node) onRoute(r Route, from string, told bool) {
 		return
 	}
 	n.routes[r.Frag] = r
+	if r.Frag == n.frag && r.Primary != old.Primary {
+		n.notePrimary()
+	}
 	n.Trace(Event{Kind: EvRoute, Peer: r.Primary, Frag: r.Frag, Epoch: r.Epoch})
 	if r.Frag == n.frag && r.Primary != n.host && !slices.Contains(r.Receivers, n.host) && old.Primary == n.host && !n.fenced {
 		n.fenced = true

@@ -35,19 +35,23 @@ func (n *Node) elect() {
 	}
 	r := n.routes[n.frag]
 	if r.Primary == n.host || !n.down[r.Primary] {
+		n.recheckOff()
 		return
 	}
-	if n.elected(s) != n.host || !n.Connected() {
+	order := n.order(s)
+	if n.electedIn(order) != n.host || !n.Connected() {
 		n.probing, n.heard = false, false
+		n.recheckOff()
 		return
+	}
+	if need, bounded := n.recheckNeed(order); len(need) > 0 && !n.recheckDue(need, bounded) {
+		return // node_recheck.go
+	}
+	if !n.heard && !n.probing {
+		n.probe()
 	}
 	if !n.heard {
-		now := n.env.Now()
-		if !n.probing {
-			n.probe()
-			return
-		}
-		if now-n.probeAt < ElectionSettle {
+		if n.env.Now()-n.probeAt < ElectionSettle {
 			return
 		}
 		// No answer within the settle time, yet the detector still sees
@@ -59,6 +63,7 @@ func (n *Node) elect() {
 		}
 	}
 	n.probing, n.heard = false, false
+	n.recheckOff()
 	s.TakeOver()
 }
 
@@ -69,14 +74,20 @@ func (n *Node) elect() {
 // ElectionSettle, by when a node cut off from everybody has declared
 // every other host dead, and its view decides (viewMayElect).
 func (n *Node) probe() {
-	n.probing, n.heard, n.probeAt = true, false, n.env.Now()
-	n.probeSides, n.heardSides = 0, 0
+	n.probing, n.probeAt = true, n.env.Now()
+	if !n.rc.asking {
+		n.heardSides = 0 // a re-check's answers count as the probe's (recheckDue)
+	}
+	n.probeSides = 0
 	for i, h := range []string{n.Upstream(0), n.routes[n.DownstreamFrag()].Primary} {
 		if h != "" && !n.down[h] {
 			n.probeSides |= 1 << i
-			n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType})
+			if n.heardSides&(1<<i) == 0 {
+				n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType})
+			}
 		}
 	}
+	n.heard = n.probeSides != 0 && n.heardSides&n.probeSides == n.probeSides
 	n.env.SetTimer(ElectionSettle, electTimer)
 }
 
@@ -140,11 +151,17 @@ func (n *Node) Ring() []string {
 	return append(slices.Clone(hosts[i:]), hosts[:i]...)
 }
 
-func (n *Node) elected(s Successor) string {
-	order := s.Successors()
-	if order == nil {
-		order = n.Ring()
+// order is the takeover order as this node sees it.
+func (n *Node) order(s Successor) []string {
+	if order := s.Successors(); order != nil {
+		return order
 	}
+	return n.Ring()
+}
+
+// electedIn is the first host of order that is neither the primary nor
+// declared dead.
+func (n *Node) electedIn(order []string) string {
 	prim := n.routes[n.frag].Primary
 	for _, h := range order {
 		if h != prim && !n.down[h] {

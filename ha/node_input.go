@@ -67,6 +67,7 @@ func (n *Node) onData(m *Message) {
 	}
 	p := int(m.Stream)
 	in := &n.in[p]
+	wasEnded := n.ended[p]
 	switch m.Type {
 	case ReplayEndType:
 		if n.catching&(1<<m.Stream) != 0 {
@@ -80,6 +81,8 @@ func (n *Node) onData(m *Message) {
 		if in.seen && m.Seq > in.last {
 			n.askRepair(p, "the upstream sent more than arrived: asking it to resend")
 		}
+	case EndTailType:
+		n.onEndTail(p, m)
 	case ReplayFromType:
 		switch {
 		case n.rep[p].fresh:
@@ -117,6 +120,9 @@ func (n *Node) onData(m *Message) {
 	}
 	if len(n.pending) > 0 {
 		n.drainPending()
+	}
+	if !wasEnded && n.ended[p] {
+		n.ackEnd(p, m.From)
 	}
 }
 

@@ -34,13 +34,19 @@ func (n *Node) AppendOutput(dst []Tuple, from, to int) []Tuple { return n.out.Ap
 func (n *Node) OutputSeq() uint64 { return n.outNext }
 
 // SetOutputSeq sets the output seq counter (after restoring a checkpoint).
-func (n *Node) SetOutputSeq(s uint64) { n.outNext = s }
+func (n *Node) SetOutputSeq(s uint64) {
+	n.outNext = s
+	n.forgetEnd(s)
+}
 
 // SetOutputLog replaces the retained output (after restoring a checkpoint).
 func (n *Node) SetOutputLog(ts []Tuple) {
 	n.out.Reset()
 	for i := range ts {
 		n.out.Push(&ts[i])
+	}
+	if k := len(ts); k > 0 && ts[k-1].IsEnd() && ts[k-1].Seq > 0 {
+		n.noteEnd(&ts[k-1])
 	}
 }
 
@@ -73,12 +79,23 @@ func (n *Node) Replay(to string, from uint64) {
 	case i == n.out.Len() && n.released() > from:
 		avail = n.released() // retains nothing after from
 	}
+	if e := n.end.mark.Seq; e > from && n.endOn() {
+		delete(n.end.acked, to) // the receiver no longer has the end
+		if avail >= e && n.released() >= e {
+			avail = e - 1 // the end itself follows (replayEnd)
+		}
+	}
 	if avail > from {
 		n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Type: ReplayFromType, Seq: avail})
 	}
 	upTo := n.released()
 	n.lastReplayTo, n.lastReplayUpTo = to, upTo
 	n.sendRetained(to, i, end)
+	sentUpTo := from
+	if end > i {
+		sentUpTo = n.out.At(end - 1).Seq
+	}
+	n.replayEnd(to, from, sentUpTo)
 	// The marker tells the receiver which seq ends the replay, so it can
 	// trace when it has caught up.
 	n.Send(to, &Message{Kind: KindData, Stream: n.outPort, Type: ReplayEndType, Seq: upTo})
@@ -116,6 +133,9 @@ func (n *Node) output(t Tuple) {
 	t.Stream = n.outPort
 	if n.retain {
 		n.out.Push(&t)
+	}
+	if t.IsEnd() {
+		n.noteEnd(&t)
 	}
 	if n.IsPrimary() {
 		n.batch = append(n.batch, t)

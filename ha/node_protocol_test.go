@@ -52,12 +52,15 @@ func TestElectionMovesPastAFailedCandidate(t *testing.T) {
 		assert.Empty(t, env.kinds(ha.EvTakeover), "%v: B.1 comes first while it is not declared dead", order)
 		n.PeerDown(order[1])
 		assert.Empty(t, env.kinds(ha.EvTakeover), "%v: first a probe of both sides", order)
-		require.True(t, probed(env, "A"), "%v: the upstream is asked for its route", order)
+		require.True(t, probed(env, "A"), "%v: the upstream is asked for its route and view", order)
 		require.True(t, probed(env, "sink"), "%v: the downstream is asked for its route", order)
-		n.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A", Frag: 0, Route: &ha.Route{Frag: 0, Primary: "A", Receivers: []string{"A"}}})
+		// The upstream answers that it declared B and B.1 dead too (Seq
+		// marks the fragment's hosts by index, node_recheck.go).
+		r := n.Route(1)
+		n.Deliver(&ha.Message{Kind: ha.KindRoute, From: "A", Frag: 0, Seq: 0b011, Route: &r})
 		assert.Empty(t, env.kinds(ha.EvTakeover), "%v: one side answered: the other may be cut off", order)
 		answerFromSink(n)
-		require.Len(t, env.kinds(ha.EvTakeover), 1, "%v: the answers show B.2 is not cut off", order)
+		require.Len(t, env.kinds(ha.EvTakeover), 1, "%v: the answers show B.2 is not cut off and B.1 failed", order)
 		assert.True(t, n.IsPrimary())
 		assert.Equal(t, uint64(1), n.Epoch())
 	}

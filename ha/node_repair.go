@@ -78,6 +78,9 @@ func (n *Node) sendTail() {
 		n.armTail() // still busy
 		return
 	}
+	if e := n.end.mark.Seq; e > 0 && n.tailAt >= e && n.endOn() {
+		return // the output ended: end-tails (node_end.go) take over
+	}
 	for _, h := range n.Downstream() {
 		if _, held := n.awaiting[h]; held || n.down[h] {
 			continue

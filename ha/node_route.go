@@ -139,7 +139,7 @@ func (n *Node) answerRouteQuery(m *Message) {
 	if f < 0 || f >= len(n.topo.Frags) {
 		return
 	}
-	n.sendRoute(m.From, f)
+	n.sendRouteView(m.From, f)
 }
 
 // staleData reacts to data dropped as stale. Data from a newer epoch than

@@ -25,6 +25,7 @@ func (n *Node) Restart() error {
 		n.rep[p].fresh = n.fencing
 	}
 	n.out.Reset()
+	n.forgetEnd(0)
 	n.follow, n.pending, n.orderLog = nil, nil, nil
 	n.merge, n.ended = [2][]Tuple{}, [2]bool{}
 	return nil
@@ -56,6 +57,7 @@ func (n *Node) TakeOver(o TakeoverOptions) {
 	n.catching, n.marked = uint8(1<<n.Inputs())-1, 0
 	n.Trace(Event{Kind: EvTakeover, Peer: old.Primary, Frag: n.frag, Epoch: r.Epoch})
 	n.AnnounceRoute()
+	n.armEnd(true) // an output that ended already: its receivers may lack the end
 	if !o.NoResume {
 		for p := 0; p < n.Inputs(); p++ {
 			n.requestResume(p, false)

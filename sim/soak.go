@@ -358,7 +358,8 @@ func PreciseExpected(e *experiment.Experiment, strategy string, params map[strin
 //   - different fragments, adjacent ones included, may fail together;
 //   - for a strategy whose promise says NoAdjacentFailures (upstream
 //     backup, which keeps each fragment's backup on its upstream
-//     neighbour), adjacent fragments do not both fail in one run;
+//     neighbour), a fragment that holds state and its upstream neighbour
+//     do not both fail in one run (statefulFrag);
 //   - on an arbitrary query (a union), no link into the union's fragment
 //     is delayed, lossy or partitioned (unionInputFault).
 func (c *SoakCase) InFaultModel() (ok bool, why string) {
@@ -410,7 +411,7 @@ func (c *SoakCase) InFaultModel() (ok bool, why string) {
 		if len(crashed) >= len(e.FragHosts(i, replicas)) {
 			return false, fmt.Sprintf("every host of %s crashes", n.Name)
 		}
-		if info.Promise.NoAdjacentFailures && i+1 < len(e.Nodes) && len(fs) > 0 && len(perFrag[e.Nodes[i+1].Name]) > 0 {
+		if info.Promise.NoAdjacentFailures && i+1 < len(e.Nodes) && len(fs) > 0 && len(perFrag[e.Nodes[i+1].Name]) > 0 && statefulFrag(e, i+1) {
 			a, b := fs[0], perFrag[e.Nodes[i+1].Name][0]
 			return false, fmt.Sprintf("adjacent fragments both fail (%s at %s, %s at %s): the upstream backup of %s is lost",
 				a.host, a.at, b.host, b.at, e.Nodes[i+1].Name)

@@ -44,6 +44,7 @@ type hooks struct {
 
 	mem     [2]*idMemory // dedup memory (nil when off or fed by a source)
 	dropWin [2]floor     // window results starting at or before this are incomplete
+	told    floor        // as a new primary: the incomplete bound it tells each downstream primary
 	cfg     Config
 	st      *hostStats
 
@@ -528,6 +529,13 @@ func (h *hooks) onResume(m *ha.Message) {
 		return // a gap repair restarts nothing: no floor to apply
 	}
 	h.n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: msgReplayFloor, Stream: h.outPort, Body: encodeFloors(h.logFloor)})
+	if h.told.ok && !h.n.Planted().Has(ha.PlantLostIncomplete) {
+		// A downstream that restarted too (adjacent failures) replays this
+		// node's queue from its start: the incomplete bound told to its
+		// failed predecessor must precede the replay, or the rebuilt
+		// windows' partial results reach the sink a second time.
+		h.n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: msgIncomplete, Stream: h.outPort, Body: encodeFloors(h.told)})
+	}
 }
 
 // onFloor records our upstream's queue floor and forgets remembered ids
@@ -567,6 +575,9 @@ func (h *hooks) onReplayFloor(m *ha.Message) {
 		return
 	}
 	to := n.Route(n.DownstreamFrag()).Primary
+	if !h.told.ok || fs[0].t > h.told.t {
+		h.told = fs[0]
+	}
 	n.Send(to, &ha.Message{Kind: ha.KindStrategy, Type: msgIncomplete, Stream: h.outPort, Body: encodeFloors(fs[0])})
 	n.Trace(ha.Event{Kind: ha.EvNote, Peer: to, Seq: uint64(p),
 		Note: "upstream-backup: window results starting at or before " + time.Duration(fs[0].t).String() + " are incomplete after the replay"})
