@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/sim"
 )
 
@@ -31,6 +32,9 @@ type soakFlags struct {
 	maxFailures int
 	json        bool
 	noProgress  bool
+	generator   string
+	plant       string
+	planted     ha.Planted
 }
 
 func newSoakCmd() *cobra.Command {
@@ -60,6 +64,10 @@ func newSoakCmd() *cobra.Command {
 	fl.IntVar(&f.maxFailures, "max-failures", 20, "stop after this many failing runs (0 = never)")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is shown only on a terminal anyway)")
+	fl.StringVar(&f.generator, "generator", sim.GeneratorSwarm, "fault schedule generator: "+strings.Join(sim.Generators(), " or ")+
+		" (swarm: each run draws a shape of faults first; classic: one fixed mix)")
+	fl.StringVar(&f.plant, "plant", "", "re-introduce fixed protocol bugs by name (the soak's self-test)")
+	_ = fl.MarkHidden("plant")
 	return c
 }
 
@@ -120,6 +128,12 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 	names, err := parseStrategyList(f.strategy)
 	if err != nil {
 		return err
+	}
+	if !slices.Contains(sim.Generators(), f.generator) {
+		return usage("--generator: %q is not a generator (known: %s)", f.generator, strings.Join(sim.Generators(), ", "))
+	}
+	if f.planted, err = ha.ParsePlanted(f.plant); err != nil {
+		return usage("--plant: %v", err)
 	}
 	total := int(f.runs) * len(names)
 	jobs := make(chan soakJob)
@@ -253,7 +267,10 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 // checkSoakJob generates, checks and (when it fails) shrinks one run.
 func checkSoakJob(f soakFlags, j soakJob) soakOutcome {
 	o := soakOutcome{job: j}
-	c, err := sim.GenerateSoakCase(f.seed, j.strategy, j.run)
+	c, err := sim.GenerateSoakCaseWith(f.generator, f.seed, j.strategy, j.run)
+	if err == nil {
+		c.Planted = f.planted
+	}
 	if err != nil {
 		o.err = fmt.Errorf("soak run %s/%d/%d: %w", j.strategy, f.seed, j.run, err)
 		return o
