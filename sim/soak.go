@@ -86,6 +86,9 @@ type SoakCase struct {
 	// Planted re-introduces fixed protocol bugs (the soak's self-test and
 	// the hidden --plant flag); zero in every real soak.
 	Planted ha.Planted
+	// HashTrace makes the check record the faulty run's trace hash
+	// (SoakResult.TraceHash), for the determinism recheck.
+	HashTrace bool
 	// Experiment is the complete experiment, faults included.
 	Experiment *experiment.Experiment
 }

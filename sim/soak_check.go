@@ -166,6 +166,12 @@ func (res *SoakResult) run(factor, slack int64) error {
 	}
 	res.checkQueues(out.Trace, cfg.Topology)
 	res.checkLive(max(1, st.Replicas()), ref.Trace, out.Trace)
+	res.Coverage = coverage(e, out.Trace)
+	if c.HashTrace {
+		if res.TraceHash, err = TraceHash(out.Trace); err != nil {
+			return err
+		}
+	}
 	if res.PreciseChecked {
 		arbitrary := c.Experiment.QueryClass() == ha.Arbitrary
 		if (!arbitrary && (rec.Type != "precise" || rec.Missing+rec.Duplicates+rec.Wrong+rec.Spurious > 0)) ||

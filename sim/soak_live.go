@@ -36,10 +36,6 @@ const (
 	// retries (100 + 200 ms). Inputs emitted before it may be lost by a
 	// strategy that keeps nothing.
 	SoakLivenessReach = time.Second
-	// soakLivenessSpan is the longest stretch of event time one output of
-	// a soak query reflects (a 600 ms sliding window; a 300 ms join
-	// feeding a 500 ms window), rounded up.
-	soakLivenessSpan = time.Second
 	// SoakLivenessBound is how long every swarm run lasts after its last
 	// fault heals: the reach plus the soak's 2 s drain. The swarm extends
 	// a run's drain so that it fits.
@@ -79,6 +75,10 @@ type Liveness struct {
 	Expected, Missing int
 	// FirstMissing describes the earliest missing output.
 	FirstMissing string
+	// RenumberedIDs counts expected outputs that arrived (same key and
+	// event time) under another id: a running sum restarted empty numbers
+	// its outputs per key from one again.
+	RenumberedIDs int
 }
 
 // Resumed reports whether output resumed: the check applied, found
@@ -90,16 +90,28 @@ func (l Liveness) Stalled() bool { return l.Checked && l.Missing > 0 }
 
 // checkLiveness compares the failure-free run's outputs from inputs after
 // the heal with what the faulty run delivered.
-func checkLiveness(e *experiment.Experiment, replicas int, ref, faulty *ha.Trace) Liveness {
+func checkLiveness(e *experiment.Experiment, query string, replicas int, ref, faulty *ha.Trace) Liveness {
 	var l Liveness
 	if ok, _ := coreUp(e, replicas); !ok {
 		return l
 	}
 	l.Checked = true
-	l.From = lastHeal(e.Faults) + SoakLivenessReach + soakLivenessSpan
-	got := map[ha.OutputID]bool{}
+	l.From = lastHeal(e.Faults) + SoakLivenessReach + spanOf(query)
+	// Outputs are matched by key and event time, not by id: a running
+	// sum numbers its outputs per key, and a fragment restarted empty
+	// numbers them again from one, so its outputs come under other ids
+	// (with other values, which the liveness phase accepts).
+	type slot struct {
+		key uint32
+		t   int64
+	}
+	got := map[slot]int{}
+	ids := map[ha.OutputID]bool{}
 	for _, d := range faulty.Deliveries().All() {
-		got[d.Tuple.ID] = true
+		if time.Duration(d.Tuple.Time) >= l.From {
+			got[slot{d.Tuple.Key, d.Tuple.Time}]++
+			ids[d.Tuple.ID] = true
+		}
 	}
 	seen := map[ha.OutputID]bool{}
 	for _, d := range ref.Deliveries().All() {
@@ -108,12 +120,18 @@ func checkLiveness(e *experiment.Experiment, replicas int, ref, faulty *ha.Trace
 		}
 		seen[d.Tuple.ID] = true
 		l.Expected++
-		if !got[d.Tuple.ID] {
-			if l.Missing == 0 {
-				l.FirstMissing = fmt.Sprintf("%s (delivered at %s in the failure-free run)", d.Tuple.ID, d.T)
+		k := slot{d.Tuple.Key, d.Tuple.Time}
+		if got[k] > 0 {
+			got[k]--
+			if !ids[d.Tuple.ID] {
+				l.RenumberedIDs++
 			}
-			l.Missing++
+			continue
 		}
+		if l.Missing == 0 {
+			l.FirstMissing = fmt.Sprintf("%s at event time %s (delivered at %s in the failure-free run)", d.Tuple.ID, time.Duration(d.Tuple.Time), d.T)
+		}
+		l.Missing++
 	}
 	return l
 }
@@ -145,7 +163,10 @@ func CheckFigures(rec metrics.Recovery, fault time.Duration, ok bool, end time.D
 		bad = append(bad, fmt.Sprintf("output did not resume (%d of %d outputs after %s never arrived) but the run reports %s",
 			live.Missing, live.Expected, live.From, recoveredText(rec)))
 	}
-	if live.Resumed() && rec.NotRecovered && rec.Outstanding == 0 {
+	// Recovery is judged by output id: outputs that came back under other
+	// ids (renumbered) never count as recovered, so only runs whose ids
+	// came back are held to this rule.
+	if live.Resumed() && live.RenumberedIDs == 0 && rec.NotRecovered && rec.Outstanding == 0 {
 		bad = append(bad, "not recovered with nothing outstanding, though output resumed")
 	}
 	return bad
@@ -161,7 +182,7 @@ func recoveredText(rec metrics.Recovery) string {
 // checkLive runs the liveness and figure checks on a finished run.
 func (res *SoakResult) checkLive(replicas int, ref, faulty *ha.Trace) {
 	e := res.Case.Experiment
-	res.Live = checkLiveness(e, replicas, ref, faulty)
+	res.Live = checkLiveness(e, res.Case.Query, replicas, ref, faulty)
 	if res.Live.Stalled() {
 		res.violate(InvLiveness, "output did not resume: %d of the %d outputs the failure-free run produced from inputs after %s never arrived by the end at %s (first: %s); the last fault healed at %s and every fragment kept a host",
 			res.Live.Missing, res.Live.Expected, res.Live.From, e.End(), res.Live.FirstMissing, lastHeal(e.Faults))

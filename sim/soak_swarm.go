@@ -126,7 +126,7 @@ func drawShape(r *rand.Rand) *soakShape {
 	if r.IntN(3) == 0 {
 		s.cluster = time.Duration(pickOf(r, 20, 100, 300, 800)) * time.Millisecond
 	}
-	s.tail = pickOf(r, 0, 0, 10, 30, 100)
+	s.tail = pickOf(r, 0, 0, 0, 5, 20, 100)
 	s.race = pickOf(r, 0, 0, 20, 60)
 	s.around = pickOf(r, 0, 30, 80)
 	s.primary = pickOf(r, 30, 60, 90, 100)
@@ -172,9 +172,9 @@ func GenerateSwarmSoakCase(seed uint64, strategy string, run uint64) (*SoakCase,
 	e := &experiment.Experiment{
 		Name:     fmt.Sprintf("swarm-%s-%d-%d", strategy, seed, run),
 		Seed:     r.Uint64N(1 << 31),
-		Duration: ms(3000 + 500*r.IntN(4)),
+		Duration: ms(2500 + 500*r.IntN(4)),
 		Drain:    experiment.Duration(soakDrain),
-		Source: experiment.SourceConfig{Rate: float64(200 + 100*r.IntN(7)), Keys: 4 << r.IntN(4), Streams: q.streams,
+		Source: experiment.SourceConfig{Rate: float64(200 + 100*r.IntN(6)), Keys: 4 << r.IntN(4), Streams: q.streams,
 			Value: experiment.ValueConfig{Dist: "uniform", Max: 1}},
 		Nodes:    nodes,
 		Strategy: experiment.StrategyConfig{Name: strategy, Params: params},
@@ -188,6 +188,14 @@ func GenerateSwarmSoakCase(seed uint64, strategy string, run uint64) (*SoakCase,
 	g := &swarmGen{r: r, e: e, shape: shape}
 	g.hosts(max(1, st.Replicas()))
 	e.Faults = g.faults()
+	// Unless the shape put a fault at the end of the stream, the stream
+	// goes on after the last heal long enough for the liveness phase to
+	// expect outputs from inputs the core can reach.
+	if heal := lastHeal(e.Faults); !g.tailDrawn {
+		if need := heal + SoakLivenessReach + spanOf(q.name) + 300*time.Millisecond; need > e.Duration.D() {
+			e.Duration = experiment.Duration((need + 100*time.Millisecond - 1).Truncate(100 * time.Millisecond))
+		}
+	}
 	// The liveness bound must fit in the run after the last fault heals.
 	if need := lastHeal(e.Faults) + SoakLivenessBound; need > e.End() {
 		e.Drain = experiment.Duration((need - e.Duration.D() + 100*time.Millisecond - 1).Truncate(100 * time.Millisecond))
@@ -208,6 +216,8 @@ type swarmGen struct {
 	ends  []string // sources and sink
 	all   []string
 	t0    time.Duration // the cluster's start
+	// tailDrawn reports whether a fault was put at the end of the stream.
+	tailDrawn bool
 }
 
 func (g *swarmGen) hosts(replicas int) {
@@ -232,6 +242,7 @@ func (g *swarmGen) at() time.Duration {
 	}
 	switch {
 	case r.IntN(100) < g.shape.tail:
+		g.tailDrawn = true
 		return tenMs(dur-soakSwarmTail, dur+500*time.Millisecond)
 	case g.shape.cluster > 0:
 		return (g.t0 + time.Duration(r.Int64N(int64(g.shape.cluster)))).Truncate(time.Millisecond)
@@ -448,4 +459,20 @@ func GenerateSoakCaseWith(gen string, seed uint64, strategy string, run uint64) 
 		return GenerateSoakCase(seed, strategy, run)
 	}
 	return nil, fmt.Errorf("soak generator %q: unknown (known: %s)", gen, strings.Join(Generators(), ", "))
+}
+
+// spanOf is the longest stretch of event time before an output's own
+// event time that its inputs come from, per swarm query: a window's size
+// (its output carries the window's end), a join's window, or both for a
+// join feeding a window.
+func spanOf(query string) time.Duration {
+	switch query {
+	case "convergent", "chain", "union-window":
+		return 500 * time.Millisecond
+	case "sliding":
+		return 600 * time.Millisecond
+	case "join", "join-chain":
+		return 800 * time.Millisecond
+	}
+	return 0
 }
