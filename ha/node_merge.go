@@ -22,7 +22,7 @@ package ha
 // merging reports whether accepted tuples go through the catch-up merge:
 // a two-input fragment that is catching up, or still holds merged tuples.
 func (n *Node) merging() bool {
-	if n.Inputs() != 2 {
+	if n.Inputs() != 2 || n.planted.Has(PlantNoCatchUpMerge) {
 		return false
 	}
 	return n.catching != 0 || len(n.merge[0]) > 0 || len(n.merge[1]) > 0

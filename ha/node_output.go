@@ -87,7 +87,9 @@ func (n *Node) Replay(to string, from uint64) {
 	// replay on the link. Waiting for to's resume instead would hold it
 	// for ever if the resume was lost, since this replay's end marker
 	// already answers the receiver's request.
-	n.releaseAwaiting(to)
+	if !n.planted.Has(PlantReplayKeepsHold) {
+		n.releaseAwaiting(to)
+	}
 }
 
 // sendRetained sends the retained outputs from queue index i to end to

@@ -76,6 +76,9 @@ func (n *Node) SetReceivers(recv []string) {
 	r := old
 	r.Receivers = slices.Clone(recv)
 	r.Version++ // not the epoch: see Route.Version
+	if n.planted.Has(PlantReceiverChangeRaisesEpoch) {
+		r.Version, r.Epoch = old.Version, old.Epoch+1
+	}
 	r.ResetSeq, r.Resume = false, false
 	n.routes[n.frag] = r
 	n.AnnounceRoute()

@@ -18,10 +18,37 @@ type Planted uint64
 const (
 	// PlantNone plants nothing.
 	PlantNone Planted = 0
+	// PlantNoCatchUpMerge: a two-input fragment that takes over delivers
+	// its two replays in arrival order, not merged by event time
+	// (node_merge.go), so a window behind a union drops replayed tuples as
+	// late.
+	PlantNoCatchUpMerge Planted = 1 << 1
+	// PlantNoRouteSeek: a host whose neighbour fragment's primary is
+	// declared dead never asks for the fragment's new route
+	// (node_route.go), so a lost route announcement cuts it off.
+	PlantNoRouteSeek Planted = 1 << 2
+	// PlantReplayKeepsHold: a replay does not end the hold on live output
+	// for a new downstream primary (node_output.go); only its resume does,
+	// so a lost resume holds the output for good.
+	PlantReplayKeepsHold Planted = 1 << 3
+	// PlantOldRepairBlocksNewGap: while a repair is pending (its end
+	// marker lost), a gap at a new position is not asked for
+	// (node_repair.go).
+	PlantOldRepairBlocksNewGap Planted = 1 << 4
+	// PlantReceiverChangeRaisesEpoch: a primary that replaces its
+	// receivers raises its route's epoch instead of its version
+	// (node_takeover.go), so a cut-off primary can outrank its successor.
+	PlantReceiverChangeRaisesEpoch Planted = 1 << 5
 )
 
 // plantedNames maps each planted bug to the name tests and the soak use.
-var plantedNames = map[Planted]string{}
+var plantedNames = map[Planted]string{
+	PlantNoCatchUpMerge:            "no-catch-up-merge",
+	PlantNoRouteSeek:               "no-route-seek",
+	PlantReplayKeepsHold:           "replay-keeps-hold",
+	PlantOldRepairBlocksNewGap:     "old-repair-blocks-new-gap",
+	PlantReceiverChangeRaisesEpoch: "receiver-change-raises-epoch",
+}
 
 // PlantedNames lists every planted bug's name, sorted.
 func PlantedNames() []string {

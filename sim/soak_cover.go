@@ -111,9 +111,6 @@ func coverage(e *experiment.Experiment, trace *ha.Trace) []string {
 		if f.Crash == "" && at <= dur && dur < end {
 			hit[CovEndOfStream] = true
 		}
-		if f.Pause != "" && f.For.D() >= 150*time.Millisecond && f.For.D() <= 250*time.Millisecond {
-			hit[CovPauseAroundDetection] = true
-		}
 	}
 	frags := map[string]int{}
 	for i, n := range e.Nodes {
@@ -167,6 +164,9 @@ func coverage(e *experiment.Experiment, trace *ha.Trace) []string {
 			}
 			fail(ev.Host)
 		case ha.EvPause:
+			if d := time.Duration(ev.N); d >= 150*time.Millisecond && d <= 250*time.Millisecond {
+				hit[CovPauseAroundDetection] = true
+			}
 			out[ev.Host] = true
 			fail(ev.Host)
 		case ha.EvResume:

@@ -80,6 +80,7 @@ type soakShape struct {
 	around   int             // percent of pauses and partitions lasting about the detection time
 	primary  int             // percent of host choices that take the initial primary
 	lossP    float64         // loss probability of a loss fault
+	longLoss bool            // loss lasts 0.5–2.5 s (else 30–820 ms)
 	longPart bool            // partitions may last up to 1.5 s
 }
 
@@ -96,8 +97,8 @@ func (s *soakShape) String() string {
 			groups = append(groups, fmt.Sprintf("%s×%d", groupNames[g], w))
 		}
 	}
-	return fmt.Sprintf("faults %d [%s] partitions [%s] cluster %s tail %d%% race %d%% around-detection %d%% primary %d%% loss p=%g",
-		s.faults, strings.Join(kinds, " "), strings.Join(groups, " "), s.cluster, s.tail, s.race, s.around, s.primary, s.lossP)
+	return fmt.Sprintf("faults %d [%s] partitions [%s] cluster %s tail %d%% race %d%% around-detection %d%% primary %d%% loss p=%g long=%t long-partitions=%t",
+		s.faults, strings.Join(kinds, " "), strings.Join(groups, " "), s.cluster, s.tail, s.race, s.around, s.primary, s.lossP, s.longLoss, s.longPart)
 }
 
 // pickOf draws one of xs.
@@ -132,6 +133,7 @@ func drawShape(r *rand.Rand) *soakShape {
 	s.primary = pickOf(r, 30, 60, 90, 100)
 	s.lossP = pickOf(r, 0.05, 0.2, 0.5, 1)
 	s.longPart = r.IntN(2) == 0
+	s.longLoss = r.IntN(3) == 0
 	return s
 }
 
@@ -303,6 +305,9 @@ func (g *swarmGen) faults() []experiment.FaultConfig {
 		case "loss":
 			from, to := g.link()
 			f.Loss, f.For = &experiment.LinkFault{From: from, To: to, P: g.shape.lossP}, ms(30+10*r.IntN(80))
+			if g.shape.longLoss {
+				f.For = ms(500 + 50*r.IntN(41))
+			}
 		case "corrupt":
 			f.Corrupt, f.For = &experiment.LinkFault{From: g.host(g.frags[fi]), P: float64(1+r.IntN(4)) / 4}, ms(100+10*r.IntN(50))
 		}
@@ -316,18 +321,23 @@ func (g *swarmGen) faults() []experiment.FaultConfig {
 	return out
 }
 
-// racer is a second host failure within the detection window of f's: of
-// the host next in line in f's fragment (it races the takeover), of a
-// neighbour fragment, or of any fragment.
+// racer is a second host failure soon after f's: of the host next in line
+// in f's fragment within the detection window (it races the takeover), or
+// of a neighbour fragment or any fragment within the detection window
+// plus a recovery (it fails during f's recovery).
 func (g *swarmGen) racer(f experiment.FaultConfig, fi int) experiment.FaultConfig {
 	r := g.r
 	h := f.Crash + f.Pause
-	at := f.At + experiment.Duration(time.Duration(r.IntN(int(soakDetectWindow/(10*time.Millisecond))+1))*10*time.Millisecond)
+	within := func(d time.Duration) experiment.Duration {
+		return f.At + experiment.Duration(time.Duration(r.IntN(int(d/(10*time.Millisecond))+1))*10*time.Millisecond)
+	}
+	at := within(soakDetectWindow + 350*time.Millisecond)
 	var target string
 	switch n := r.IntN(3); {
 	case n == 0:
 		hs := g.frags[fi]
 		target = hs[(slices.Index(hs, h)+1)%len(hs)]
+		at = within(soakDetectWindow)
 	case n == 1 && len(g.frags) > 1:
 		nb := fi + 1
 		if nb >= len(g.frags) || (fi > 0 && r.IntN(2) == 0) {

@@ -30,6 +30,25 @@ func TestSoakCommand(t *testing.T) {
 	assert.Contains(t, out, "amnesia")
 }
 
+// TestSoakCommandDeterminismAndCoverage: --check-determinism reruns every
+// tenth run, the summary counts the rare states reached, and the classic
+// generator still runs.
+func TestSoakCommandDeterminismAndCoverage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "soak", "--runs", "2", "--strategy", "amnesia", "--seed", "5", "--out", dir,
+		"--check-determinism", "--json")
+	require.Equal(t, 0, code, errOut)
+	var sum soakSummary
+	require.NoError(t, json.Unmarshal([]byte(out), &sum))
+	assert.Equal(t, 1, sum.Rechecked, "run 0 is rerun")
+	assert.NotNil(t, sum.Coverage)
+
+	code, out, errOut = runCLI(t, "soak", "--runs", "2", "--strategy", "amnesia", "--generator", "classic", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "coverage (runs reaching each rare state, of 2)")
+}
+
 func TestSoakCommandBadFlags(t *testing.T) {
 	t.Parallel()
 	cases := [][]string{
@@ -38,6 +57,8 @@ func TestSoakCommandBadFlags(t *testing.T) {
 		{"soak", "--strategy", "nope"},
 		{"soak", "--strategy", ","},
 		{"soak", "--max-failures", "-1"},
+		{"soak", "--generator", "nope"},
+		{"soak", "--plant", "nope"},
 	}
 	for _, args := range cases {
 		code, _, errOut := runCLI(t, args...)
