@@ -44,6 +44,7 @@ var plantBudgets = map[string]plantBudget{
 	"no-catch-up-merge":            {seed: 1, strategies: []string{"passive-standby"}, runs: 1100, foundAt: 742},
 	"old-repair-blocks-new-gap": {notFound: "not found in 1 600 swarm runs of passive and active standby (seed 1); " +
 		"the soak that led to the fix met it once, under 20 % loss (classic generator, seed 303, run 1848)"},
+}
 
 // plantMaxFaults is the most faults a shrunk planted failure may keep.
 const plantMaxFaults = 3
