@@ -16,7 +16,9 @@ import (
 // CoverageMinShare of them).
 const (
 	// CovCrashDuringRecovery: a host crashes while another fragment is
-	// recovering (between its takeover and its new primary's catch-up).
+	// recovering: its primary failed and its new primary has not caught
+	// up yet (a new primary that replays nothing counts as caught up
+	// 500 ms after its takeover).
 	CovCrashDuringRecovery = "crash-during-other-recovery"
 	// CovNeighboursDown: both neighbour fragments of a fragment have their
 	// primary failed (crashed, paused or cut off) at once.
@@ -118,7 +120,8 @@ func coverage(e *experiment.Experiment, trace *ha.Trace) []string {
 	}
 	primary := map[string]string{}  // fragment -> current primary
 	down := map[string]bool{}       // fragment -> its primary failed, not yet replaced
-	recovering := map[string]bool{} // fragment -> taken over, not caught up
+	recovering := map[string]bool{}          // fragment -> primary failed, not caught up
+	recoverBy := map[string]time.Duration{} // fragment -> its takeover + 500 ms
 	out := map[string]bool{}        // hosts paused or cut off
 	tookOverWhileOut := map[string]bool{}
 	lastTakeover := map[string]time.Duration{}
@@ -147,7 +150,8 @@ func coverage(e *experiment.Experiment, trace *ha.Trace) []string {
 	}
 	fail := func(h string) {
 		if f := baseOf(h); primary[f] == h {
-			down[f] = true
+			down[f], recovering[f] = true, true
+			delete(recoverBy, f)
 			neighboursDown()
 		}
 		for k := range open {
@@ -158,7 +162,7 @@ func coverage(e *experiment.Experiment, trace *ha.Trace) []string {
 		switch ev.Kind {
 		case ha.EvCrash:
 			for f, r := range recovering {
-				if r && f != baseOf(ev.Host) {
+				if by, ok := recoverBy[f]; r && f != baseOf(ev.Host) && (!ok || ev.T <= by) {
 					hit[CovCrashDuringRecovery] = true
 				}
 			}
@@ -223,7 +227,7 @@ func coverage(e *experiment.Experiment, trace *ha.Trace) []string {
 				hit[CovTakeoverRace] = true
 			}
 			lastTakeover[f] = ev.T
-			primary[f], down[f], recovering[f] = ev.Host, false, true
+			primary[f], down[f], recovering[f], recoverBy[f] = ev.Host, false, true, ev.T+500*time.Millisecond
 			if lossAt(ev.T) {
 				lossyTakeover[ev.Host] = true
 			}
