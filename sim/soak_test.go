@@ -96,6 +96,7 @@ func TestInFaultModel(t *testing.T) {
 		{"two fragments at once, not adjacent", "passive-standby", "convergent", "  - {at: 2s, crash: A}\n  - {at: 2s, crash: C}", true, ""},
 		{"crash during a recovery", "passive-standby", "convergent", "  - {at: 2s, crash: B}\n  - {at: 2.3s, crash: B.1}", false, "during a recovery"},
 		{"pause then crash too soon", "active-standby", "repeatable", "  - {at: 1s, pause: B, for: 1s}\n  - {at: 3s, crash: B}", false, "during a recovery"},
+		{"a pause too short to detect, then a crash", "passive-standby", "convergent", "  - {at: 1s, pause: B, for: 100ms}\n  - {at: 1.3s, crash: B}", true, ""},
 		{"loss", "passive-standby", "repeatable", "  - {at: 1s, for: 1s, loss: {p: 0.1}}", true, ""},
 		{"partition cutting one host off", "passive-standby", "repeatable", "  - {at: 1s, for: 1s, partition: [[A], [A.1, B, src, sink]]}", true, ""},
 		{"short partition between two hosts of a fragment", "passive-standby", "repeatable", "  - {at: 1s, for: 100ms, partition: [[A], [A.1]]}", true, ""},
