@@ -118,11 +118,11 @@ func coverage(e *experiment.Experiment, trace *ha.Trace) []string {
 	for i, n := range e.Nodes {
 		frags[n.Name] = i
 	}
-	primary := map[string]string{}  // fragment -> current primary
-	down := map[string]bool{}       // fragment -> its primary failed, not yet replaced
-	recovering := map[string]bool{}          // fragment -> primary failed, not caught up
+	primary := map[string]string{}          // fragment -> current primary
+	down := map[string]bool{}               // fragment -> its primary failed, not yet replaced
+	recovering := map[string]bool{}         // fragment -> primary failed, not caught up
 	recoverBy := map[string]time.Duration{} // fragment -> its takeover + 500 ms
-	out := map[string]bool{}        // hosts paused or cut off
+	out := map[string]bool{}                // hosts paused or cut off
 	tookOverWhileOut := map[string]bool{}
 	lastTakeover := map[string]time.Duration{}
 	lossyTakeover := map[string]bool{} // host that took over under loss
