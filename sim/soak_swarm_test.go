@@ -19,7 +19,7 @@ func TestGenerateSwarmSoakCase(t *testing.T) {
 	kinds := map[string]bool{}
 	var tail, drain, split, group, race int
 	for _, strategy := range SoakStrategies() {
-		for run := range uint64(80) {
+		for run := range uint64(40) {
 			c, err := GenerateSwarmSoakCase(3, strategy, run)
 			require.NoError(t, err)
 			again, err := GenerateSwarmSoakCase(3, strategy, run)
