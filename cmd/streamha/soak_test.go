@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/sim"
 )
 
 func TestSoakCommand(t *testing.T) {
@@ -64,4 +66,18 @@ func TestSoakCommandBadFlags(t *testing.T) {
 		code, _, errOut := runCLI(t, args...)
 		assert.Equal(t, 2, code, "%v: %s", args, errOut)
 	}
+}
+
+// TestThinCoverage: a soak of at least sim.CoverageMinRuns runs names every
+// rare state reached in fewer than sim.CoverageMinShare of them; a smaller
+// soak names none.
+func TestThinCoverage(t *testing.T) {
+	t.Parallel()
+	cov := map[string]int{}
+	for _, s := range sim.CoverageStates() {
+		cov[s] = 10
+	}
+	cov[sim.CoverageStates()[0]] = 9
+	assert.Equal(t, []string{sim.CoverageStates()[0] + " in 9 of 2000 runs"}, thinCoverage(soakSummary{Total: 2000, Coverage: cov}))
+	assert.Empty(t, thinCoverage(soakSummary{Total: 1999, Coverage: map[string]int{}}))
 }
