@@ -225,7 +225,7 @@ func (n *Node) holdBeyondGap(p int, t *Tuple) {
 // position. A pending request for an older position was answered up to
 // here (its end marker may have been lost): the gap is a new one.
 func (n *Node) askRepair(p int, why string) {
-	if rp := &n.rep[p]; rp.pending && (rp.sentAt == n.in[p].last || n.planted.Has(PlantRepairWaitsForOldMarker)) {
+	if rp := &n.rep[p]; rp.pending && (rp.sentAt == n.in[p].last || n.planted.Has(PlantOldRepairBlocksNewGap)) {
 		return
 	}
 	n.Trace(Event{Kind: EvRepair, Peer: n.Upstream(p), Seq: n.in[p].last, N: int64(p), Note: why})

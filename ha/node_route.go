@@ -222,7 +222,7 @@ func (n *Node) lostNeighbours() []int {
 // watchRoutes arms the seek timer when a neighbour fragment lost its
 // primary.
 func (n *Node) watchRoutes() {
-	if n.seekArmed || n.noRepair || len(n.lostNeighbours()) == 0 {
+	if n.seekArmed || n.noRepair || n.planted.Has(PlantNoRouteSeek) || len(n.lostNeighbours()) == 0 {
 		return
 	}
 	n.seekArmed, n.seekBackoff = true, RouteSeekDelay

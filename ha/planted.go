@@ -19,29 +19,37 @@ const (
 	// PlantNone plants nothing.
 	PlantNone Planted = 0
 
-	// The bugs ha/hatest's interaction scripts put back (bits 48–55).
-
-	// PlantNoCatchUpMerge delivers a catching-up two-input fragment's
-	// replays in arrival order (node_merge.go).
-	PlantNoCatchUpMerge Planted = 1 << 48
-	// PlantRepairWaitsForOldMarker asks for no new gap while a repair of an
-	// older position waits for its lost end marker (askRepair).
-	PlantRepairWaitsForOldMarker Planted = 1 << 49
+	// Bugs of earlier rounds the soak's self-test finds (bits 1–15).
+	// PlantNoCatchUpMerge: a two-input fragment that takes over delivers
+	// its two replays in arrival order, not merged by event time
+	// (node_merge.go), so a window behind a union drops replayed tuples as
+	// late.
+	PlantNoCatchUpMerge Planted = 1 << 1
+	// PlantNoRouteSeek: a host whose neighbour fragment's primary is
+	// declared dead never asks for the fragment's new route
+	// (node_route.go), so a lost route announcement cuts it off.
+	PlantNoRouteSeek Planted = 1 << 2
+	// PlantReplayKeepsHold: a replay does not end the hold on live output
+	// for a new downstream primary (node_output.go); only its resume does,
+	// so a lost resume holds the output for good.
+	PlantReplayKeepsHold Planted = 1 << 3
+	// PlantOldRepairBlocksNewGap: while a repair is pending (its end
+	// marker lost), a gap at a new position is not asked for
+	// (node_repair.go).
+	PlantOldRepairBlocksNewGap Planted = 1 << 4
+	// PlantReceiverChangeRaisesEpoch: a primary that replaces its
+	// receivers raises its route's epoch instead of its version
+	// (node_takeover.go), so a cut-off primary can outrank its successor.
+	PlantReceiverChangeRaisesEpoch Planted = 1 << 5
 	// PlantNoMissedRouteQuery never asks a sender of a newer epoch for the
 	// route this node missed (askRoute).
 	PlantNoMissedRouteQuery Planted = 1 << 50
 	// PlantNoRouteQueryOnPeerUp: a host seeing its fragment's primary alive
 	// again does not ask it for the route (PeerUp).
 	PlantNoRouteQueryOnPeerUp Planted = 1 << 51
-	// PlantReceiverChangeRaisesEpoch makes a change of receivers raise the
-	// route's epoch instead of its version (SetReceivers).
-	PlantReceiverChangeRaisesEpoch Planted = 1 << 52
 	// PlantAnyRoleHoldsForResume lets a host that is not its fragment's
 	// primary hold output for a new downstream primary's resume (onRoute).
 	PlantAnyRoleHoldsForResume Planted = 1 << 53
-	// PlantReplayKeepsHold keeps holding live output after a replay to the
-	// host, until its resume arrives (Replay).
-	PlantReplayKeepsHold Planted = 1 << 54
 	// PlantSkippedNotResent does not replay the output skipped while a
 	// downstream host was declared dead when it is seen alive (resendSkipped).
 	PlantSkippedNotResent Planted = 1 << 55
@@ -74,14 +82,15 @@ const (
 
 // plantedNames maps each planted bug to the name tests and the soak use.
 var plantedNames = map[Planted]string{
-	PlantNoCatchUpMerge:            "hatest-no-catchup-merge",
-	PlantRepairWaitsForOldMarker:   "hatest-repair-waits-for-old-marker",
-	PlantNoMissedRouteQuery:        "hatest-no-missed-route-query",
-	PlantNoRouteQueryOnPeerUp:      "hatest-no-route-query-on-peer-up",
-	PlantReceiverChangeRaisesEpoch: "hatest-receiver-change-raises-epoch",
-	PlantAnyRoleHoldsForResume:     "hatest-any-role-holds-for-resume",
-	PlantReplayKeepsHold:           "hatest-replay-keeps-hold",
-	PlantSkippedNotResent:          "hatest-skipped-not-resent",
+	PlantNoCatchUpMerge:            "no-catch-up-merge",
+	PlantNoRouteSeek:               "no-route-seek",
+	PlantReplayKeepsHold:           "replay-keeps-hold",
+	PlantOldRepairBlocksNewGap:     "old-repair-blocks-new-gap",
+	PlantReceiverChangeRaisesEpoch: "receiver-change-raises-epoch",
+	PlantNoMissedRouteQuery:        "no-missed-route-query",
+	PlantNoRouteQueryOnPeerUp:      "no-route-query-on-peer-up",
+	PlantAnyRoleHoldsForResume:     "any-role-holds-for-resume",
+	PlantSkippedNotResent:          "skipped-not-resent",
 	PlantSilentFence:               "silent-fence",
 	PlantNoUpstreamResume:          "no-upstream-resume",
 	PlantTrimWhileCutOff:           "trim-while-cut-off",

@@ -69,6 +69,12 @@ type SoakResult struct {
 	Emitted int64
 	// LostBound is the largest lost-inputs figure the run may report.
 	LostBound int64
+	// Live is the liveness phase's outcome.
+	Live Liveness
+	// TraceHash is the SHA-256 of the faulty run's trace (--check-determinism).
+	TraceHash string
+	// Coverage lists the named rare states the run reached.
+	Coverage []string
 }
 
 // Failed reports whether an invariant broke.
@@ -141,6 +147,7 @@ func (res *SoakResult) run(factor, slack int64) error {
 		return err
 	}
 	cfg.MaxEvents = factor*ref.Events + slack
+	cfg.Planted = c.Planted
 	out, err := Run(cfg)
 	if err != nil {
 		return fmt.Errorf("faulty run: %w", err)
@@ -158,6 +165,13 @@ func (res *SoakResult) run(factor, slack int64) error {
 			rec.LostInputs, res.LostBound, res.Emitted)
 	}
 	res.checkQueues(out.Trace, cfg.Topology)
+	res.checkLive(max(1, st.Replicas()), ref.Trace, out.Trace)
+	res.Coverage = coverage(e, out.Trace)
+	if c.HashTrace {
+		if res.TraceHash, err = TraceHash(out.Trace); err != nil {
+			return err
+		}
+	}
 	if res.PreciseChecked {
 		arbitrary := c.Experiment.QueryClass() == ha.Arbitrary
 		if (!arbitrary && (rec.Type != "precise" || rec.Missing+rec.Duplicates+rec.Wrong+rec.Spurious > 0)) ||
@@ -185,7 +199,7 @@ func (res *SoakResult) queueBound() (bound int64, what string) {
 			}
 		}
 	}
-	if c.Query == "join" {
+	if strings.HasPrefix(c.Query, "join") {
 		return -1, "" // a join may emit more tuples than it receives
 	}
 	// No host can retain more distinct outputs than the sources emitted,

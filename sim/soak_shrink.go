@@ -119,6 +119,12 @@ func ReproYAML(c *SoakCase, r *SoakResult) ([]byte, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# streamha soak failure: strategy %s, soak seed %d, run %d, query %s\n", c.Strategy, c.Seed, c.Run, c.Query)
+	if c.Shape != "" {
+		fmt.Fprintf(&b, "# swarm shape: %s\n", c.Shape)
+	}
+	if c.Planted != 0 {
+		fmt.Fprintf(&b, "# planted bugs: %s (rerun with streamha soak --plant %s)\n", c.Planted, c.Planted)
+	}
 	for _, v := range r.Violations {
 		for i, line := range strings.Split(strings.TrimSpace(v.Detail), "\n") {
 			if i == 0 {

@@ -3,18 +3,17 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/sim"
 )
 
@@ -31,6 +30,10 @@ type soakFlags struct {
 	maxFailures int
 	json        bool
 	noProgress  bool
+	generator   string
+	determinism bool
+	plant       string
+	planted     ha.Planted
 }
 
 func newSoakCmd() *cobra.Command {
@@ -60,6 +63,11 @@ func newSoakCmd() *cobra.Command {
 	fl.IntVar(&f.maxFailures, "max-failures", 20, "stop after this many failing runs (0 = never)")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is shown only on a terminal anyway)")
+	fl.StringVar(&f.generator, "generator", sim.GeneratorSwarm, "fault schedule generator: "+strings.Join(sim.Generators(), " or ")+
+		" (swarm: each run draws a shape of faults first; classic: one fixed mix)")
+	fl.BoolVar(&f.determinism, "check-determinism", false, "rerun every 10th run and compare its trace's hash with the first run's")
+	fl.StringVar(&f.plant, "plant", "", "re-introduce fixed protocol bugs by name (the soak's self-test)")
+	_ = fl.MarkHidden("plant")
 	return c
 }
 
@@ -86,6 +94,7 @@ type soakStats struct {
 	Runs           int            `json:"runs"`
 	InModel        int            `json:"in_model"`
 	PreciseChecked int            `json:"precise_checked"`
+	LiveChecked    int            `json:"liveness_checked"`
 	Faults         map[string]int `json:"faults"`
 	Queries        map[string]int `json:"queries"`
 	Recoveries     map[string]int `json:"recoveries"`
@@ -104,6 +113,10 @@ type soakSummary struct {
 	Stopped  bool         `json:"stopped_early,omitempty"`
 	Total    int          `json:"runs_total"`
 	Strats   []*soakStats `json:"strategies"`
+	// Coverage counts the runs that reached each named rare state.
+	Coverage map[string]int `json:"coverage"`
+	// Rechecked counts the runs rerun for --check-determinism.
+	Rechecked int `json:"determinism_rechecked,omitempty"`
 }
 
 func runSoak(cmd *cobra.Command, f soakFlags) error {
@@ -120,6 +133,12 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 	names, err := parseStrategyList(f.strategy)
 	if err != nil {
 		return err
+	}
+	if !slices.Contains(sim.Generators(), f.generator) {
+		return usage("--generator: %q is not a generator (known: %s)", f.generator, strings.Join(sim.Generators(), ", "))
+	}
+	if f.planted, err = ha.ParsePlanted(f.plant); err != nil {
+		return usage("--plant: %v", err)
 	}
 	total := int(f.runs) * len(names)
 	jobs := make(chan soakJob)
@@ -188,7 +207,7 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 		return int(a.job.run) - int(b.job.run)
 	})
 	sum := soakSummary{Seed: f.seed, Start: f.start, Runs: f.runs, Workers: f.workers,
-		WallSecs: wall.Seconds(), Stopped: stopped, Total: len(outcomes)}
+		WallSecs: wall.Seconds(), Stopped: stopped, Total: len(outcomes), Coverage: map[string]int{}}
 	byName := map[string]*soakStats{}
 	for _, n := range names {
 		st := &soakStats{Strategy: n, Faults: map[string]int{}, Queries: map[string]int{},
@@ -216,6 +235,15 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 		}
 		if r.PreciseChecked {
 			st.PreciseChecked++
+		}
+		if r.Live.Checked && r.Live.Expected > 0 {
+			st.LiveChecked++
+		}
+		for _, c := range r.Coverage {
+			sum.Coverage[c]++
+		}
+		if r.TraceHash != "" {
+			sum.Rechecked++
 		}
 		if r.Recovery.Type != "" {
 			st.Recoveries[r.Recovery.Type]++
@@ -247,18 +275,29 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 	if failures > 0 {
 		return fmt.Errorf("soak: %d of %d runs broke an invariant (minimal experiments in %s)", failures, len(outcomes), f.out)
 	}
+	if thin := thinCoverage(sum); len(thin) > 0 {
+		return fmt.Errorf("soak: coverage: %s (each named state must be reached in at least %.1f %% of a soak of %d runs or more)",
+			strings.Join(thin, "; "), 100*sim.CoverageMinShare, sim.CoverageMinRuns)
+	}
 	return nil
 }
 
 // checkSoakJob generates, checks and (when it fails) shrinks one run.
 func checkSoakJob(f soakFlags, j soakJob) soakOutcome {
 	o := soakOutcome{job: j}
-	c, err := sim.GenerateSoakCase(f.seed, j.strategy, j.run)
+	c, err := sim.GenerateSoakCaseWith(f.generator, f.seed, j.strategy, j.run)
+	if err == nil {
+		c.Planted = f.planted
+		c.HashTrace = f.determinism && j.run%10 == 0
+	}
 	if err != nil {
 		o.err = fmt.Errorf("soak run %s/%d/%d: %w", j.strategy, f.seed, j.run, err)
 		return o
 	}
 	o.res = sim.CheckSoakCase(c)
+	if c.HashTrace && !o.res.Failed() {
+		sim.CheckDeterminism(o.res)
+	}
 	o.min, o.minRes = c, o.res
 	if o.res.Failed() && !f.noShrink {
 		o.min, o.minRes, o.shrink = sim.ShrinkSoakCase(c, o.res.Violations[0].Invariant, 0)
@@ -276,49 +315,4 @@ func writeSoakFailure(dir string, o soakOutcome) (string, error) {
 	}
 	name := filepath.Join(dir, fmt.Sprintf("%s-%d-%d.yaml", o.job.strategy, o.res.Case.Seed, o.job.run))
 	return name, os.WriteFile(name, b, 0o644)
-}
-
-func printSoakSummary(w io.Writer, s soakSummary) {
-	fmt.Fprintf(w, "soak: seed %d, runs %d..%d per strategy, %d runs in %.1fs with %d workers\n",
-		s.Seed, s.Start, s.Start+s.Runs-1, s.Total, s.WallSecs, s.Workers)
-	if s.Stopped {
-		fmt.Fprintln(w, "stopped early: --max-failures reached")
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "strategy\truns\tin model\tprecise checked\tin promise\tfaults\trecoveries\tmax events×\tfailures")
-	for _, st := range s.Strats {
-		share := "-"
-		if st.Runs > 0 && st.PreciseChecked > 0 {
-			share = fmt.Sprintf("%.0f %%", 100*float64(st.PreciseChecked)/float64(st.Runs))
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%.1f\t%d\n", st.Strategy, st.Runs, st.InModel, st.PreciseChecked, share,
-			countList(st.Faults), countList(st.Recoveries), st.MaxEventRatio, st.Failures)
-	}
-	_ = tw.Flush()
-	for _, st := range s.Strats {
-		if st.Failures == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\n%s: %d failing runs (%s)\n", st.Strategy, st.Failures, countList(st.Violations))
-		for _, f := range st.Files {
-			fmt.Fprintf(w, "  %s\n", f)
-		}
-	}
-}
-
-// countList formats counts as "a 3, b 1", sorted by name.
-func countList(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, ", ")
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/sim"
 )
 
 func TestSoakCommand(t *testing.T) {
@@ -30,6 +32,25 @@ func TestSoakCommand(t *testing.T) {
 	assert.Contains(t, out, "amnesia")
 }
 
+// TestSoakCommandDeterminismAndCoverage: --check-determinism reruns every
+// tenth run, the summary counts the rare states reached, and the classic
+// generator still runs.
+func TestSoakCommandDeterminismAndCoverage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "soak", "--runs", "2", "--strategy", "amnesia", "--seed", "5", "--out", dir,
+		"--check-determinism", "--json")
+	require.Equal(t, 0, code, errOut)
+	var sum soakSummary
+	require.NoError(t, json.Unmarshal([]byte(out), &sum))
+	assert.Equal(t, 1, sum.Rechecked, "run 0 is rerun")
+	assert.NotNil(t, sum.Coverage)
+
+	code, out, errOut = runCLI(t, "soak", "--runs", "2", "--strategy", "amnesia", "--generator", "classic", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "coverage (runs reaching each rare state, of 2)")
+}
+
 func TestSoakCommandBadFlags(t *testing.T) {
 	t.Parallel()
 	cases := [][]string{
@@ -38,9 +59,25 @@ func TestSoakCommandBadFlags(t *testing.T) {
 		{"soak", "--strategy", "nope"},
 		{"soak", "--strategy", ","},
 		{"soak", "--max-failures", "-1"},
+		{"soak", "--generator", "nope"},
+		{"soak", "--plant", "nope"},
 	}
 	for _, args := range cases {
 		code, _, errOut := runCLI(t, args...)
 		assert.Equal(t, 2, code, "%v: %s", args, errOut)
 	}
+}
+
+// TestThinCoverage: a soak of at least sim.CoverageMinRuns runs names every
+// rare state reached in fewer than sim.CoverageMinShare of them; a smaller
+// soak names none.
+func TestThinCoverage(t *testing.T) {
+	t.Parallel()
+	cov := map[string]int{}
+	for _, s := range sim.CoverageStates() {
+		cov[s] = 10
+	}
+	cov[sim.CoverageStates()[0]] = 9
+	assert.Equal(t, []string{sim.CoverageStates()[0] + " in 9 of 2000 runs"}, thinCoverage(soakSummary{Total: 2000, Coverage: cov}))
+	assert.Empty(t, thinCoverage(soakSummary{Total: 1999, Coverage: map[string]int{}}))
 }
