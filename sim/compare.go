@@ -124,12 +124,12 @@ func RunStrategy(e *experiment.Experiment, name string, reference *ha.Trace, bas
 	return runStrategy(e, name, reference, base, func(string) {}, nil)
 }
 
-// runStrategy runs one strategy with the faults, classifies the run, hands
-// it to faulty (when set; the StrategyRun then has no trace), and runs it
-// failure-free for its overhead. The classifier's working set (and, with
-// faulty, the faulty trace) is released before the failure-free run, whose
-// trace keeps only the latencies: with faulty, at most two full traces
-// (the reference and one faulty run) are held at a time.
+// runStrategy runs one strategy failure-free (its overhead, and the
+// timing every output is due at when its recovery is measured), then with
+// the faults, classifies the faulty run and hands it to faulty (when set;
+// the StrategyRun then has no trace). The failure-free trace keeps of each
+// delivery only its time and id: with faulty, at most two full traces (the
+// reference and one faulty run) are held at a time.
 func runStrategy(e *experiment.Experiment, name string, reference *ha.Trace, base *metrics.Overhead, progress Progress,
 	faulty func(FaultyRun) error) (*StrategyRun, error) {
 	info, err := strategies.Lookup(name)
@@ -151,6 +151,20 @@ func runStrategy(e *experiment.Experiment, name string, reference *ha.Trace, bas
 	if err != nil {
 		return nil, err
 	}
+	st2, err := build()
+	if err != nil {
+		return nil, err
+	}
+	ffCfg, err := ConfigFor(e, st2, true)
+	if err != nil {
+		return nil, err
+	}
+	ffCfg.TimingOnly = true
+	progress(name + ": failure-free run (overhead, recovery reference)")
+	ff, err := Run(ffCfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s (failure-free): %w", name, err)
+	}
 	cfg, err := ConfigFor(e, st, false)
 	if err != nil {
 		return nil, err
@@ -167,26 +181,12 @@ func runStrategy(e *experiment.Experiment, name string, reference *ha.Trace, bas
 	progress(fmt.Sprintf("%s: classifying %d outputs against %d expected", name,
 		fo.Trace.Deliveries().Len(), reference.Deliveries().Len()))
 	trace, events := fo.Trace, fo.Events
-	rec, classes := metrics.ClassifyRecovery(reference, trace)
+	rec, classes := metrics.ClassifyRecoveryWith(reference, trace, RecoveryOptions(e, ff.Trace))
 	if faulty != nil {
 		if err := faulty(FaultyRun{Strategy: name, Reference: reference, Trace: trace, Recovery: rec, Classes: classes}); err != nil {
 			return nil, err
 		}
 		trace = nil
-	}
-	st2, err := build()
-	if err != nil {
-		return nil, err
-	}
-	ffCfg, err := ConfigFor(e, st2, true)
-	if err != nil {
-		return nil, err
-	}
-	ffCfg.LatenciesOnly = true
-	progress(name + ": failure-free run (overhead)")
-	ff, err := Run(ffCfg)
-	if err != nil {
-		return nil, fmt.Errorf("%s (failure-free): %w", name, err)
 	}
 	run := metrics.Run{
 		Strategy: name, Params: params.Values(),
@@ -195,6 +195,15 @@ func runStrategy(e *experiment.Experiment, name string, reference *ha.Trace, bas
 		Extra:    extra,
 	}
 	return &StrategyRun{Run: run, Trace: trace, Events: events + ff.Events}, nil
+}
+
+// RecoveryOptions are the options a simulated run of e is measured with:
+// own, the strategy's own failure-free run, and as the episode window the
+// detector's timeout plus one heartbeat (plus the suspicion time of the
+// memberlist model), the longest a detection takes.
+func RecoveryOptions(e *experiment.Experiment, own *ha.Trace) metrics.RecoveryOptions {
+	d := detectorModel(e, 0)
+	return metrics.RecoveryOptions{Own: own, Window: d.Timeout + d.Heartbeat}
 }
 
 // ReferenceTrace is the expected output O_e of e: the trace of its
