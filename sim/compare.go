@@ -75,8 +75,11 @@ type CompareOptions struct {
 type FaultyRun struct {
 	Strategy  string
 	Reference *ha.Trace // the failure-free no-HA run (O_e)
-	Trace     *ha.Trace
-	Recovery  metrics.Recovery
+	// Own is the strategy's own failure-free run, keeping of each delivery
+	// only its time and id: what Recovery was measured against.
+	Own      *ha.Trace
+	Trace    *ha.Trace
+	Recovery metrics.Recovery
 	// Classes is the classification Recovery was computed from: every
 	// delivery's label and the id index.
 	Classes classify.Result
@@ -181,9 +184,15 @@ func runStrategy(e *experiment.Experiment, name string, reference *ha.Trace, bas
 	progress(fmt.Sprintf("%s: classifying %d outputs against %d expected", name,
 		fo.Trace.Deliveries().Len(), reference.Deliveries().Len()))
 	trace, events := fo.Trace, fo.Events
-	rec, classes := metrics.ClassifyRecoveryWith(reference, trace, RecoveryOptions(e, ff.Trace))
+	ro := RecoveryOptions(e, ff.Trace)
+	rec, classes := metrics.ClassifyRecoveryWith(reference, trace, ro)
+	if err := metrics.CheckRecovery(rec, reference, trace, ro); err != nil {
+		// A figure the definition would not produce is a bug in the
+		// metrics, never a result to print.
+		return nil, fmt.Errorf("%s: recovery figures break their invariants (a bug in streamha, please report it with the experiment): %w", name, err)
+	}
 	if faulty != nil {
-		if err := faulty(FaultyRun{Strategy: name, Reference: reference, Trace: trace, Recovery: rec, Classes: classes}); err != nil {
+		if err := faulty(FaultyRun{Strategy: name, Reference: reference, Own: ff.Trace, Trace: trace, Recovery: rec, Classes: classes}); err != nil {
 			return nil, err
 		}
 		trace = nil
@@ -195,6 +204,26 @@ func runStrategy(e *experiment.Experiment, name string, reference *ha.Trace, bas
 		Extra:    extra,
 	}
 	return &StrategyRun{Run: run, Trace: trace, Events: events + ff.Events}, nil
+}
+
+// FailureFree runs strategy name on e without its faults and returns the
+// trace, which keeps of each delivery only its time and id: the run a
+// strategy's recovery is measured against.
+func FailureFree(e *experiment.Experiment, name string) (*ha.Trace, error) {
+	st, err := strategies.Build(name, e.ParamsFor(name))
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ConfigFor(e, st, true)
+	if err != nil {
+		return nil, err
+	}
+	cfg.TimingOnly = true
+	out, err := Run(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s (failure-free): %w", name, err)
+	}
+	return out.Trace, nil
 }
 
 // RecoveryOptions are the options a simulated run of e is measured with:
