@@ -227,12 +227,16 @@ func FailureFree(e *experiment.Experiment, name string) (*ha.Trace, error) {
 }
 
 // RecoveryOptions are the options a simulated run of e is measured with:
-// own, the strategy's own failure-free run, and as the episode window the
+// own, the strategy's own failure-free run; as the episode window the
 // detector's timeout plus one heartbeat (plus the suspicion time of the
-// memberlist model), the longest a detection takes.
+// memberlist model), the longest a detection takes; as the tolerance
+// metrics.SimTolerance plus twice the network's jitter — a run whose
+// messages took other paths or orders after the fault than the
+// failure-free run's draws other jitter for the same output.
 func RecoveryOptions(e *experiment.Experiment, own *ha.Trace) metrics.RecoveryOptions {
 	d := detectorModel(e, 0)
-	return metrics.RecoveryOptions{Own: own, Window: d.Timeout + d.Heartbeat}
+	return metrics.RecoveryOptions{Own: own, Window: d.Timeout + d.Heartbeat,
+		Tolerance: metrics.SimTolerance + 2*e.Network.Jitter.D()}
 }
 
 // ReferenceTrace is the expected output O_e of e: the trace of its

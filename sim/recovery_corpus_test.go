@@ -24,7 +24,7 @@ type corpusRun struct {
 	name             string
 	ref, own, faulty *ha.Trace
 	rec              metrics.Recovery
-	window           time.Duration
+	window, tol      time.Duration
 }
 
 // runCorpus runs every strategy named on the experiment in path and keeps
@@ -34,7 +34,7 @@ func runCorpus(t *testing.T, e *experiment.Experiment, names []string) []corpusR
 	var runs []corpusRun
 	cmp, err := sim.CompareWith(e, names, sim.CompareOptions{Faulty: func(f sim.FaultyRun) error {
 		runs = append(runs, corpusRun{name: f.Strategy, ref: f.Reference, own: f.Own, faulty: f.Trace,
-			rec: f.Recovery, window: sim.RecoveryOptions(e, nil).Window})
+			rec: f.Recovery, window: sim.RecoveryOptions(e, nil).Window, tol: time.Millisecond + 2*e.Network.Jitter.D()})
 		return nil
 	}})
 	require.NoError(t, err, e.Name)
@@ -81,16 +81,11 @@ func recompute(r corpusRun) []float64 {
 		eps = append(eps, f)
 	}
 	ownAt, arrived := map[ha.OutputID]time.Duration{}, map[ha.OutputID]time.Duration{}
-	var lat []time.Duration
 	for _, d := range r.own.Deliveries().All() {
 		if _, ok := ownAt[d.Tuple.ID]; !ok {
 			ownAt[d.Tuple.ID] = d.T
 		}
-		lat = append(lat, d.Latency())
 	}
-	slices.Sort(lat)
-	q := func(p float64) time.Duration { return lat[max(0, int(math.Ceil(p*float64(len(lat))))-1)] }
-	tol := max(time.Millisecond, q(0.99)-q(0.5))
 	var last time.Duration
 	for _, d := range r.faulty.Deliveries().All() {
 		if _, ok := arrived[d.Tuple.ID]; !ok {
@@ -102,6 +97,7 @@ func recompute(r corpusRun) []float64 {
 	for _, e := range r.faulty.Events() {
 		end = max(end, e.T)
 	}
+	tol := r.tol
 	out := make([]float64, len(eps))
 	for k, ep := range eps {
 		next := end + 1

@@ -360,7 +360,10 @@ func ClassifyRecoveryWith(reference, faulty *ha.Trace, o RecoveryOptions) (Recov
 	if !ownIsExp {
 		own = o.Own.Deliveries()
 	}
-	tol := Tolerance(own, o.Real)
+	tol := o.Tolerance
+	if tol <= 0 {
+		tol = Tolerance(own, o.Real)
+	}
 	ts := timings(exp, obs, own, x, ownIsExp)
 	judge(ts, tol, o.Real)
 	r.Episodes = measureEpisodes(faulty, spans, ts, obs, own, end)

@@ -21,6 +21,10 @@ type RecoveryOptions struct {
 	// longest detection delay the faulty trace shows (a crash or pause to
 	// its first detection), or DefaultEpisodeWindow without one.
 	Window time.Duration
+	// Tolerance, when positive, is how late against Own an output may
+	// arrive and still be on time; 0 derives it from Own (Tolerance).
+	// Simulated runs state it from the experiment (sim.RecoveryOptions).
+	Tolerance time.Duration
 	// Real selects the rules for real runs, where two executions never
 	// match exactly: a wider tolerance (RealTolerance) and lone late
 	// outputs after sustained on-time output excused.
@@ -45,10 +49,10 @@ const (
 )
 
 // Tolerance is how late against the own failure-free run own an output
-// may arrive and still be on time: the spread of own's latencies (99th
-// percentile minus median) — a strategy's normal jitter, checkpoint pauses
-// and release intervals — at least SimTolerance, and for a real run
-// twice that spread, at least RealMinTolerance.
+// may arrive and still be on time: twice the spread of own's latencies
+// (99th percentile minus median) — a strategy's normal jitter, checkpoint
+// pauses and release intervals, as two runs may each draw them — at least
+// SimTolerance, or RealMinTolerance for a real run.
 func Tolerance(own *ha.Deliveries, real bool) time.Duration {
 	lat := make([]time.Duration, 0, own.Len())
 	for _, d := range own.All() {
@@ -59,7 +63,7 @@ func Tolerance(own *ha.Deliveries, real bool) time.Duration {
 	if real {
 		return max(RealMinTolerance, 2*spread)
 	}
-	return max(SimTolerance, spread)
+	return max(SimTolerance, 2*spread)
 }
 
 // never is the time of something that did not happen before the run ended.
@@ -123,8 +127,11 @@ func timings(exp, obs, own *ha.Deliveries, x classify.Index, ownIsExp bool) []ti
 }
 
 // judge marks each output late, missing or on time against tol, and when
-// its lateness ended. In a real run, a late output right after
-// SustainedOutputs on-time ones and followed by an on-time one is excused.
+// its lateness ended. A late output right after SustainedOutputs on-time
+// ones and followed by an on-time one is excused: in a real run always; in
+// a simulated run only when it is at most twice the tolerance late (after
+// a re-interleaving, say, the same id's timing jitters around the own
+// run's).
 func judge(ts []timing, tol time.Duration, real bool) {
 	for i := range ts {
 		t := &ts[i]
@@ -134,18 +141,17 @@ func judge(ts []timing, tol time.Duration, real bool) {
 			t.offEnd = t.arrived
 		}
 	}
-	if real {
-		run := 0 // on-time outputs in a row before i
-		for i := range ts {
-			if !ts[i].bad() {
-				run++
-				continue
-			}
-			if ts[i].late && run >= SustainedOutputs && i+1 < len(ts) && !ts[i+1].bad() {
-				ts[i].late, ts[i].offEnd = false, 0
-			}
-			run = 0
+	run := 0 // on-time outputs in a row before i
+	for i := range ts {
+		if !ts[i].bad() {
+			run++
+			continue
 		}
+		if ts[i].late && run >= SustainedOutputs && i+1 < len(ts) && !ts[i+1].bad() &&
+			(real || ts[i].arrived-ts[i].own <= 2*tol) {
+			ts[i].late, ts[i].offEnd = false, 0
+		}
+		run = 0
 	}
 	// A missing output's absence ends when a later output of its key
 	// arrives: scan backwards keeping the earliest arrival per key of
