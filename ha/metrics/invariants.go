@@ -39,11 +39,14 @@ func CheckRecovery(r Recovery, reference, faulty *ha.Trace, o RecoveryOptions) e
 		return errors.Join(errs...)
 	}
 	checkWorst(r, bad)
-	own := reference
-	if o.Own != nil {
-		own = o.Own
+	own := reference.Deliveries()
+	switch {
+	case o.Own != nil:
+		own = o.Own.Deliveries()
+	case o.Real:
+		own, _ = realStandIn(reference.Deliveries(), faulty.Deliveries(), dur(r.Episodes[0].StartMs))
 	}
-	outs := checkOutputs(reference.Deliveries(), own.Deliveries(), faulty.Deliveries())
+	outs := checkOutputs(reference.Deliveries(), own, faulty.Deliveries())
 	end := runEnd(faulty)
 	tol := time.Duration(r.ToleranceMs * float64(time.Millisecond))
 	for k, e := range r.Episodes {

@@ -93,6 +93,11 @@ type Recovery struct {
 	// ToleranceMs is how late against the strategy's own failure-free run
 	// an output could arrive and still count as on time.
 	ToleranceMs float64 `json:"tolerance_ms,omitempty"`
+	// DueFrom says what each output's due time was read from: "own" (the
+	// strategy's own failure-free run), "pre-fault" (a real run without
+	// one: its own deliveries before the first fault) or "reference"
+	// (the failure-free no-HA run O_e).
+	DueFrom string `json:"due_from,omitempty"`
 }
 
 // NotRecoveredType is the recovery type of a run that ended while still
@@ -357,10 +362,22 @@ func ClassifyRecoveryWith(reference, faulty *ha.Trace, o RecoveryOptions) (Recov
 		return r, c
 	}
 	own, ownIsExp := exp, o.Own == nil
-	if !ownIsExp {
-		own = o.Own.Deliveries()
-	}
 	tol := o.Tolerance
+	r.DueFrom = "reference"
+	switch {
+	case !ownIsExp:
+		own, r.DueFrom = o.Own.Deliveries(), "own"
+	case o.Real:
+		r.DueFrom = "pre-fault"
+		// A real run measured without its own failure-free run: its
+		// deliveries before the first fault stand in for it.
+		var pre time.Duration
+		own, pre = realStandIn(exp, obs, spans[0].start)
+		ownIsExp = false
+		if tol <= 0 {
+			tol = pre
+		}
+	}
 	if tol <= 0 {
 		tol = Tolerance(own, o.Real)
 	}

@@ -26,8 +26,10 @@ type RecoveryOptions struct {
 	// Simulated runs state it from the experiment (sim.RecoveryOptions).
 	Tolerance time.Duration
 	// Real selects the rules for real runs, where two executions never
-	// match exactly: a wider tolerance (RealTolerance) and lone late
-	// outputs after sustained on-time output excused.
+	// match exactly: a wider tolerance (RealMinTolerance, twice the
+	// spread) and lone late outputs after sustained on-time output
+	// excused. A real run without Own is measured against its own
+	// deliveries before the first fault (realStandIn).
 	Real bool
 }
 
@@ -64,6 +66,36 @@ func Tolerance(own *ha.Deliveries, real bool) time.Duration {
 		return max(RealMinTolerance, 2*spread)
 	}
 	return max(SimTolerance, 2*spread)
+}
+
+// realStandIn stands in for the own failure-free run of a real run that
+// has none: every expected output due at its emission time plus L, the
+// median latency of the faulty run's deliveries before the first fault,
+// and, as the tolerance, twice their spread (99th percentile minus
+// median), at least RealMinTolerance. With fewer than SustainedOutputs
+// deliveries before the fault, the reference run's latencies are used.
+func realStandIn(exp, obs *ha.Deliveries, fault time.Duration) (*ha.Deliveries, time.Duration) {
+	var lat []time.Duration
+	for _, d := range obs.All() {
+		if d.T >= fault {
+			break
+		}
+		lat = append(lat, d.Latency())
+	}
+	if len(lat) < SustainedOutputs {
+		lat = lat[:0]
+		for _, d := range exp.All() {
+			lat = append(lat, d.Latency())
+		}
+	}
+	slices.Sort(lat)
+	med := sortedQuantile(lat, 0.5)
+	tol := max(RealMinTolerance, 2*(sortedQuantile(lat, 0.99)-med))
+	own := &ha.Deliveries{}
+	for _, d := range exp.All() {
+		own.Append(ha.Delivery{T: time.Duration(d.Tuple.Emit) + med, Tuple: ha.Tuple{ID: d.Tuple.ID, Emit: d.Tuple.Emit, Time: d.Tuple.Emit}})
+	}
+	return own, tol
 }
 
 // never is the time of something that did not happen before the run ended.
