@@ -1,14 +1,12 @@
 package labs
 
 import (
-	"bufio"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 
-	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/reports"
 )
 
 // lab6FigureProblem says why the recovery figure of a cluster run is not
@@ -43,8 +41,8 @@ func lab6FigureProblem(run *metrics.Run, dir string) string {
 	if e := rr.Episodes[worst]; e.RecoveryMs != nil && e.DetectionMs != nil && *e.RecoveryMs < *e.DetectionMs-1e-6 {
 		return fmt.Sprintf("recovery_ms %.1f is below the episode's detection (%.1f ms): no run recovers before its failure is detected.", *e.RecoveryMs, *e.DetectionMs)
 	}
-	ref, err1 := readTraceFile(filepath.Join(dir, "trace-reference.jsonl"))
-	tr, err2 := readTraceFile(filepath.Join(dir, "trace-"+run.Strategy+".jsonl"))
+	ref, err1 := reports.ReadTrace(filepath.Join(dir, "trace-reference.jsonl"))
+	tr, err2 := reports.ReadTrace(filepath.Join(dir, "trace-"+run.Strategy+".jsonl"))
 	if err1 != nil || err2 != nil || rr.DueFrom != "pre-fault" {
 		return "" // nothing more to recompute from: the figures are consistent
 	}
@@ -65,30 +63,6 @@ func sameMs(a, b *float64) bool {
 		return a == nil && b == nil
 	}
 	return math.Abs(*a-*b) <= 0.05
-}
-
-// readTraceFile reads a trace written as JSON lines (one event a line).
-func readTraceFile(path string) (*ha.Trace, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	tr := ha.NewTrace()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	var scratch ha.Tuple
-	for sc.Scan() {
-		e, err := ha.UnmarshalEventLine(sc.Bytes(), &scratch)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		tr.Add(e)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return tr, nil
 }
 
 // lab6Explain compares the real and simulated recovery with the runs' own
