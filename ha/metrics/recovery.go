@@ -52,7 +52,7 @@ const (
 
 // Tolerance is how late against the own failure-free run own an output
 // may arrive and still be on time: twice the spread of own's latencies
-// (99th percentile minus median) — a strategy's normal jitter, checkpoint
+// (90th percentile minus median: robust to a few stalls) — a strategy's normal jitter, checkpoint
 // pauses and release intervals, as two runs may each draw them — at least
 // SimTolerance, or RealMinTolerance for a real run.
 func Tolerance(own *ha.Deliveries, real bool) time.Duration {
@@ -61,7 +61,7 @@ func Tolerance(own *ha.Deliveries, real bool) time.Duration {
 		lat = append(lat, d.Latency())
 	}
 	slices.Sort(lat)
-	spread := sortedQuantile(lat, 0.99) - sortedQuantile(lat, 0.5)
+	spread := sortedQuantile(lat, 0.9) - sortedQuantile(lat, 0.5)
 	if real {
 		return max(RealMinTolerance, 2*spread)
 	}
@@ -71,7 +71,7 @@ func Tolerance(own *ha.Deliveries, real bool) time.Duration {
 // realStandIn stands in for the own failure-free run of a real run that
 // has none: every expected output due at its emission time plus L, the
 // median latency of the faulty run's deliveries before the first fault,
-// and, as the tolerance, twice their spread (99th percentile minus
+// and, as the tolerance, twice their spread (90th percentile minus
 // median), at least RealMinTolerance. With fewer than SustainedOutputs
 // deliveries before the fault, the reference run's latencies are used.
 func realStandIn(exp, obs *ha.Deliveries, fault time.Duration) (*ha.Deliveries, time.Duration) {
@@ -90,7 +90,7 @@ func realStandIn(exp, obs *ha.Deliveries, fault time.Duration) (*ha.Deliveries, 
 	}
 	slices.Sort(lat)
 	med := sortedQuantile(lat, 0.5)
-	tol := max(RealMinTolerance, 2*(sortedQuantile(lat, 0.99)-med))
+	tol := max(RealMinTolerance, 2*(sortedQuantile(lat, 0.9)-med))
 	own := &ha.Deliveries{}
 	for _, d := range exp.All() {
 		own.Append(ha.Delivery{T: time.Duration(d.Tuple.Emit) + med, Tuple: ha.Tuple{ID: d.Tuple.ID, Emit: d.Tuple.Emit, Time: d.Tuple.Emit}})
