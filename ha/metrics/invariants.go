@@ -137,32 +137,18 @@ func (c checkOutput) cameBackBefore(t time.Duration) bool { return c.back != nev
 // checkOutputs pairs every expected output id the own run delivered with
 // its first arrival in the faulty run, by id.
 func checkOutputs(exp, own, obs *ha.Deliveries) []checkOutput {
-	ownAt := map[ha.OutputID]time.Duration{}
-	for _, d := range own.All() {
-		if _, ok := ownAt[d.Tuple.ID]; !ok {
-			ownAt[d.Tuple.ID] = d.T
-		}
-	}
-	arr := map[ha.OutputID]time.Duration{}
-	for _, d := range obs.All() {
-		if _, ok := arr[d.Tuple.ID]; !ok {
-			arr[d.Tuple.ID] = d.T
-		}
-	}
-	seen := map[ha.OutputID]bool{}
+	ownAt, arr := firstTimes(own), firstTimes(obs)
 	var outs []checkOutput
-	for _, d := range exp.All() {
-		id := d.Tuple.ID
-		at, ok := ownAt[id]
-		if seen[id] || !ok {
+	for _, e := range firstTimes(exp) {
+		at, ok := lookupFirst(ownAt, e.id)
+		if !ok {
 			continue
 		}
-		seen[id] = true
-		a, ok := arr[id]
+		a, ok := lookupFirst(arr, e.id)
 		if !ok {
 			a = never
 		}
-		outs = append(outs, checkOutput{key: id.Key, own: at, arrived: a})
+		outs = append(outs, checkOutput{key: e.id.Key, own: at, arrived: a})
 	}
 	slices.SortStableFunc(outs, func(a, b checkOutput) int { return int(a.own - b.own) })
 	back := map[uint32]time.Duration{} // earliest arrival of outputs after the current own time

@@ -133,14 +133,9 @@ func timings(exp, obs, own *ha.Deliveries, x classify.Index, ownIsExp bool) []ti
 			arrived[id] = or.At(i).T
 		}
 	}
-	var ownAt map[ha.OutputID]time.Duration
+	var ol ownLookup
 	if !ownIsExp {
-		ownAt = make(map[ha.OutputID]time.Duration, own.Len())
-		for _, d := range own.All() {
-			if _, ok := ownAt[d.Tuple.ID]; !ok {
-				ownAt[d.Tuple.ID] = d.T
-			}
-		}
+		ol = newOwnLookup(own)
 	}
 	ts := make([]timing, 0, len(x.First))
 	er := exp.Reader()
@@ -148,7 +143,7 @@ func timings(exp, obs, own *ha.Deliveries, x classify.Index, ownIsExp bool) []ti
 		d := er.At(int(first))
 		at, ok := d.T, true
 		if !ownIsExp {
-			at, ok = ownAt[d.Tuple.ID]
+			at, ok = ol.find(d.Tuple.ID)
 		}
 		if ok { // an output the strategy never delivers even without faults is not timed
 			ts = append(ts, timing{id: int32(id), key: d.Tuple.ID.Key, own: at, ownLat: at - time.Duration(d.Tuple.Emit), arrived: arrived[id]})
