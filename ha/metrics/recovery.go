@@ -154,11 +154,13 @@ func timings(exp, obs, own *ha.Deliveries, x classify.Index, ownIsExp bool) []ti
 }
 
 // judge marks each output late, missing or on time against tol, and when
-// its lateness ended. A late output right after SustainedOutputs on-time
-// ones and followed by an on-time one is excused: in a real run always; in
-// a simulated run only when it is at most twice the tolerance late (after
-// a re-interleaving, say, the same id's timing jitters around the own
-// run's).
+// its lateness ended. Lateness right after SustainedOutputs on-time
+// outputs is excused when it is one event: in a real run, one late output
+// or one burst of late outputs arriving within tol of each other (the
+// windows one event closes), followed by on-time output or by the end of
+// the output; in a simulated run, one output at most twice the tolerance
+// late and followed by an on-time one (after a re-interleaving the same
+// id's timing jitters around the own run's).
 func judge(ts []timing, tol time.Duration, real bool) {
 	for i := range ts {
 		t := &ts[i]
@@ -169,16 +171,30 @@ func judge(ts []timing, tol time.Duration, real bool) {
 		}
 	}
 	run := 0 // on-time outputs in a row before i
-	for i := range ts {
+	for i := 0; i < len(ts); {
 		if !ts[i].bad() {
 			run++
+			i++
 			continue
 		}
-		if ts[i].late && run >= SustainedOutputs && i+1 < len(ts) && !ts[i+1].bad() &&
-			(real || ts[i].arrived-ts[i].own <= 2*tol) {
-			ts[i].late, ts[i].offEnd = false, 0
+		j := i // the last output of the event
+		for real && ts[i].late && j+1 < len(ts) && ts[j+1].late && ts[j+1].arrived-ts[i].arrived <= tol && ts[i].arrived-ts[j+1].arrived <= tol {
+			j++
+		}
+		after := j+1 < len(ts) && !ts[j+1].bad()
+		excuse := ts[i].late && run >= SustainedOutputs
+		if real {
+			excuse = excuse && (after || j+1 == len(ts))
+		} else {
+			excuse = excuse && after && ts[i].arrived-ts[i].own <= 2*tol
+		}
+		if excuse {
+			for k := i; k <= j; k++ {
+				ts[k].late, ts[k].offEnd = false, 0
+			}
 		}
 		run = 0
+		i = j + 1
 	}
 	// A missing output's absence ends when a later output of its key
 	// arrives: scan backwards keeping the earliest arrival per key of
