@@ -159,3 +159,30 @@ func TestTimingTraceKeepsWhatRecoveryReads(t *testing.T) {
 	assert.Equal(t, full, timing)
 	assert.Equal(t, ha.NewTrace(ref...).Latencies(), own.Latencies())
 }
+
+// TestRealRunExcusesOneLateBurstAtTheEnd: in a real run, the last
+// outputs arriving late together (the windows the end of the stream
+// closes, on a loaded machine) after sustained on-time output are one
+// event and do not move the recovery; a simulated run counts them.
+func TestRealRunExcusesOneLateBurstAtTheEnd(t *testing.T) {
+	ref := steady(60)
+	after := []ha.Event{
+		{T: 1250 * ms, Kind: ha.EvDetect, Host: "B.1", Peer: "B"},
+		deliver(1300*ms, 0, 11, 200*ms, 10), deliver(1310*ms, 0, 12, 110*ms, 10), deliver(1320*ms, 0, 13, 20*ms, 10),
+	}
+	after = append(after, ref[13:57]...)
+	for i := int64(58); i <= 60; i++ { // due at 5.8–6.0 s, all at 6.1 s
+		after = append(after, deliver(6100*ms, 0, i, 6100*ms-time.Duration(i)*100*ms+3*ms, 10))
+	}
+	faulty := ha.NewTrace(withFault(ref, 10, 1050*ms, after...)...)
+	real := metrics.RecoveryOptions{Real: true}
+	r := metrics.RecoveryWith(ha.NewTrace(ref...), faulty, real)
+	require.NotNil(t, r.RecoveryMs)
+	assert.InDelta(t, 270, *r.RecoveryMs, 1e-9)
+	assert.Equal(t, "pre-fault", r.DueFrom)
+	require.NoError(t, metrics.CheckRecovery(r, ha.NewTrace(ref...), faulty, real))
+
+	sim := metrics.RecoveryOf(ha.NewTrace(ref...), faulty)
+	require.NotNil(t, sim.RecoveryMs)
+	assert.InDelta(t, 6100-1050, *sim.RecoveryMs, 1e-9)
+}
