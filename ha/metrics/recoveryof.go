@@ -104,4 +104,3 @@ func ClassifyRecoveryWith(reference, faulty *ha.Trace, o RecoveryOptions) (Recov
 	}
 	return r, c
 }
-
