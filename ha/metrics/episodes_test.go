@@ -78,6 +78,8 @@ func TestStallIsNotHiddenByALaterFault(t *testing.T) {
 	assert.InDelta(t, 200, *r.Episodes[1].RecoveryMs, 1e-9)
 	assert.InDelta(t, 3500-640, *r.ObservedMs, 1e-9, "the run reports the worst episode")
 	assert.Equal(t, "not recovered (> 2.9 s) (2)", r.RecoveryCell())
+	require.NotEmpty(t, r.Explanations)
+	assert.Contains(t, r.Explanations[0], "fault episode 1 of 2 (partition [[W] [J]] at 640ms) did not recover")
 	require.NoError(t, metrics.CheckRecovery(r, ha.NewTrace(ref...), ha.NewTrace(faulty...), metrics.RecoveryOptions{}))
 }
 

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/streamha/streamha/ha"
@@ -88,6 +90,11 @@ func ClassifyRecoveryWith(reference, faulty *ha.Trace, o RecoveryOptions) (Recov
 		return r, c
 	}
 	r.NotRecovered, r.ObservedMs = true, w.ObservedMs
+	if len(r.Episodes) > 1 { // name the episode that did not recover
+		k := worst(r.Episodes)
+		r.Explanations = append([]string{fmt.Sprintf("fault episode %d of %d (%s) did not recover: of its %d expected outputs never delivered, some keys had no later output before the next episode or the end of the run",
+			k+1, len(r.Episodes), strings.Join(w.Faults, ", "), w.Missing)}, r.Explanations...)
+	}
 	if out := outstandingOf(exp, obs, own, x, ts, tol, end); out != nil {
 		n := 0
 		for _, o := range out {
