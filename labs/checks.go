@@ -649,7 +649,7 @@ func lab6() *Lab {
 		}
 		simRec := ptrMs(s.rec().RecoveryMs)
 		var confs3 []confusion
-		if d := s.rec().DetectionMs; d != nil {
+		if d := s.rec().DetectionMs; d != nil && math.Abs(*d-simRec) > 0.05 {
 			confs3 = append(confs3, mixUp(*d, "That is the simulated detection time; recovery runs until the output is back to normal."))
 		}
 		c.number(spec{key: "q3", evidence: fmt.Sprintf("The simulator gives recovery %.1f ms, detection %.1f ms.", simRec, ptrMs(s.rec().DetectionMs)),
