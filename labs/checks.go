@@ -649,7 +649,7 @@ func lab6() *Lab {
 		}
 		simRec := ptrMs(s.rec().RecoveryMs)
 		var confs3 []confusion
-		if d := s.rec().DetectionMs; d != nil {
+		if d := s.rec().DetectionMs; d != nil && math.Abs(*d-simRec) > 0.05 {
 			confs3 = append(confs3, mixUp(*d, "That is the simulated detection time; recovery runs until the output is back to normal."))
 		}
 		c.number(spec{key: "q3", evidence: fmt.Sprintf("The simulator gives recovery %.1f ms, detection %.1f ms.", simRec, ptrMs(s.rec().DetectionMs)),
@@ -658,6 +658,13 @@ func lab6() *Lab {
 		if real == nil {
 			for _, k := range []string{"p1", "q1", "q2", "q4", "q5"} {
 				c.add(k, false, why)
+			}
+			return nil
+		}
+		if problem := lab6FigureProblem(real, filepath.Dir(lab6Path(c))); problem != "" {
+			c.add("q1", false, problem)
+			for _, k := range []string{"p1", "q2", "q4", "q5"} {
+				c.add(k, false, "the cluster result is not usable: "+problem)
 			}
 			return nil
 		}
@@ -675,7 +682,7 @@ func lab6() *Lab {
 		if *rr.RecoveryMs < simRec {
 			longer = "sim"
 		}
-		cmp := fmt.Sprintf("Real %.1f ms vs simulated %.1f ms (difference %+.1f ms).", *rr.RecoveryMs, simRec, *rr.RecoveryMs-simRec)
+		cmp := fmt.Sprintf("Real %.1f ms vs simulated %.1f ms (difference %+.1f ms). %s", *rr.RecoveryMs, simRec, *rr.RecoveryMs-simRec, lab6Explain(rr, s.rec()))
 		c.choice(spec{key: "p1", evidence: cmp, look: "compare recovery_ms in your result.json with the simulated run's."}, []string{yesNo(longer == "real")})
 		c.choice(spec{key: "q4", evidence: cmp, look: "compare q2 and q3."}, []string{longer})
 		c.number(spec{key: "q5", evidence: fmt.Sprintf("Your cluster result says detection %.1f ms; the simulator's memberlist model gives %.1f ms.", *rr.DetectionMs, ptrMs(s.rec().DetectionMs)),
@@ -683,6 +690,18 @@ func lab6() *Lab {
 		return nil
 	}
 	return l
+}
+
+// lab6Path is the path of the student's cluster result named by q1 ("" without one).
+func lab6Path(c *ctx) string {
+	if len(c.answers["q1"]) == 0 {
+		return ""
+	}
+	path := c.answers["q1"][0]
+	if !filepath.IsAbs(path) && c.opts.BaseDir != "" {
+		path = filepath.Join(c.opts.BaseDir, path)
+	}
+	return path
 }
 
 // lab6Real reads the student's cluster result named by q1.

@@ -381,7 +381,7 @@ func TestLookup(t *testing.T) {
 func TestLab6WithoutClusterSaysSo(t *testing.T) {
 	l, err := labs.Get(6)
 	require.NoError(t, err)
-	res, err := l.Check(labs.Answers{"q1": {"nowhere/result.json"}, "q3": {"415.5"}}, labs.Options{ClusterAvailable: false})
+	res, err := l.Check(labs.Answers{"q1": {"nowhere/result.json"}, "q3": {"331.6"}}, labs.Options{ClusterAvailable: false})
 	require.NoError(t, err)
 	for _, v := range res.Verdicts {
 		if v.Key == "q3" {
@@ -545,4 +545,36 @@ func copyModule(src, dst string) error {
 		}
 		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
 	})
+}
+
+// TestLab6RejectsFiguresTheDefinitionWouldNotProduce: a cluster result
+// without fault episodes (an older streamha), with a simulated run's
+// tolerance, or whose recovery_ms is not its worst episode's is refused.
+func TestLab6RejectsFiguresTheDefinitionWouldNotProduce(t *testing.T) {
+	l, err := labs.Get(6)
+	require.NoError(t, err)
+	good, err := os.ReadFile("testdata/cluster-result.json")
+	require.NoError(t, err)
+	tests := map[string]struct{ from, to, want string }{
+		"no episodes":          {`"episode_count": 1`, `"episode_count": 0`, "no fault episodes"},
+		"simulated tolerance":  {`"tolerance_ms": 8.1`, `"tolerance_ms": 1.2`, "tolerance"},
+		"not the worst":        {`"recovery_ms": 612.3, "max_added`, `"recovery_ms": 4586.0, "max_added`, "not its worst episode's"},
+		"before the detection": {`"recovery_ms": 612.3,`, `"recovery_ms": 300.0,`, "below the episode's detection"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			bad := strings.Replace(string(good), tc.from, tc.to, -1)
+			require.NotEqual(t, string(good), bad)
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "r.json"), []byte(bad), 0o644))
+			res, err := l.Check(labs.Answers{"q1": {"r.json"}, "q2": {"612.3"}}, labs.Options{BaseDir: dir, ClusterAvailable: true})
+			require.NoError(t, err)
+			for _, v := range res.Verdicts {
+				if v.Key == "q1" || v.Key == "q2" {
+					assert.False(t, v.Right, "%s: %s", v.Key, v.Why)
+					assert.Contains(t, v.Why, tc.want)
+				}
+			}
+		})
+	}
 }

@@ -81,21 +81,26 @@ type SweepRow struct {
 	// RecoveryMs is over the seeds that recovered only; NotRecovered
 	// counts the others, never averaged in, and ObservedMs is how long
 	// after the fault those runs were watched (their recovery is longer).
-	RecoveryMs     Stat `json:"recovery_ms"`
-	NotRecovered   int  `json:"not_recovered"`
-	ObservedMs     Stat `json:"observed_ms"`
-	DetectionMs    Stat `json:"detection_ms"`
-	Missing        Stat `json:"missing"`
-	Duplicates     Stat `json:"duplicates"`
-	Wrong          Stat `json:"wrong"`
-	LostInputs     Stat `json:"lost_inputs"`
-	UnavailableMs  Stat `json:"unavailable_ms"`
-	AddedLatencyMs Stat `json:"max_added_latency_ms"`
-	CPURatio       Stat `json:"cpu_ratio"`
-	BytesRatio     Stat `json:"bytes_ratio"`
-	MessagesRatio  Stat `json:"messages_ratio"`
-	PeakQueueBytes Stat `json:"peak_queue_bytes"`
-	CheckpointMB   Stat `json:"checkpoint_mb"`
+	RecoveryMs   Stat `json:"recovery_ms"`
+	NotRecovered int  `json:"not_recovered"`
+	ObservedMs   Stat `json:"observed_ms"`
+	// EpisodeRecoveryMs is over every fault episode of every seed that
+	// recovered, one point each; EpisodesNotRecovered counts the episodes
+	// that did not (censored, never averaged in).
+	EpisodeRecoveryMs    Stat `json:"episode_recovery_ms"`
+	EpisodesNotRecovered int  `json:"episodes_not_recovered"`
+	DetectionMs          Stat `json:"detection_ms"`
+	Missing              Stat `json:"missing"`
+	Duplicates           Stat `json:"duplicates"`
+	Wrong                Stat `json:"wrong"`
+	LostInputs           Stat `json:"lost_inputs"`
+	UnavailableMs        Stat `json:"unavailable_ms"`
+	AddedLatencyMs       Stat `json:"max_added_latency_ms"`
+	CPURatio             Stat `json:"cpu_ratio"`
+	BytesRatio           Stat `json:"bytes_ratio"`
+	MessagesRatio        Stat `json:"messages_ratio"`
+	PeakQueueBytes       Stat `json:"peak_queue_bytes"`
+	CheckpointMB         Stat `json:"checkpoint_mb"`
 	// Model is the first-principles estimate at this setting (first seed).
 	Model map[string]float64 `json:"model,omitempty"`
 }
@@ -180,6 +185,7 @@ func Aggregate(points []PointResult) []SweepRow {
 				row.NotRecovered++
 			}
 		}
+		row.EpisodeRecoveryMs, row.EpisodesNotRecovered = episodeStat(rs)
 		row.ObservedMs = col(func(r metrics.Run) float64 {
 			if !r.Recovery.NotRecovered {
 				return math.NaN()
@@ -265,4 +271,22 @@ func (a paramAxis) x(v string) float64 {
 		return a.pos[i]
 	}
 	return math.NaN()
+}
+
+// episodeStat is the recovery time over every recovered fault episode of
+// runs, and the number of episodes that did not recover.
+func episodeStat(runs []metrics.Run) (Stat, int) {
+	var xs []float64
+	not := 0
+	for _, r := range runs {
+		for _, e := range r.Recovery.Episodes {
+			switch {
+			case e.RecoveryMs != nil:
+				xs = append(xs, *e.RecoveryMs)
+			case e.NotRecovered:
+				not++
+			}
+		}
+	}
+	return NewStat(xs), not
 }

@@ -84,13 +84,18 @@ func optCell(p *float64, prec int) cell {
 	return numCell(*p, prec)
 }
 
-// recoveryCell is the recovery time, or "not recovered (> 9.7 s)": a
-// null in the files, never a number.
+// recoveryCell is the worst episode's recovery time, or "not recovered
+// (> 9.7 s)": a null in the files, never a number. With several fault
+// episodes the text says how many: "224.2 (2)".
 func recoveryCell(r metrics.Recovery) cell {
+	c := optCell(r.RecoveryMs, 1)
 	if r.RecoveryMs == nil && r.NotRecovered {
-		return cell{text: r.RecoveryText(), null: true}
+		c = cell{text: r.RecoveryText(), null: true}
 	}
-	return optCell(r.RecoveryMs, 1)
+	if r.EpisodeCount > 1 {
+		c.text += fmt.Sprintf(" (%d)", r.EpisodeCount)
+	}
+	return c
 }
 
 // boolCell is "yes" or "no" (true or false in the files).

@@ -24,7 +24,7 @@ var Glossary = []Term{
 	{"wrong", "outputs delivered with another value or lineage count"},
 	{"lost in", "distinct source tuples whose effect never reached the output (at most the tuples emitted)"},
 	{"detect ms", "fault → the first node declares the failed node dead"},
-	{"recovery ms", "fault → every later expected output is delivered and the sink's latency stays in the run's own pre-fault band; \"not recovered (> 9.7 s)\" when that never happened before the run ended"},
+	{"recovery ms", "per fault episode, its start → the last output of the episode that arrived later than in the strategy's own failure-free run (plus the tolerance), never before its detection; the worst episode, with the number of episodes when several: \"224.2 (2)\"; \"not recovered (> 9.7 s)\" when an episode's output never came back"},
 	{"+latency ms", "largest added latency of an output against the failure-free run"},
 	{"unavail ms", "longest interval without output beyond the normal inter-output gap"},
 	{"cpu×, proc cpu×", "processing time (node loops; real runs: whole processes) against the no-HA run, failure-free"},

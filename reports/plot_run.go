@@ -48,7 +48,8 @@ var (
 const notRecoveredMark = "end of run"
 
 // runMarkers extracts crash/pause, first detection per peer, takeovers and
-// catch-ups from a trace, and the shaded fault windows.
+// catch-ups from a trace, and the shaded windows: pauses, and each fault
+// episode from its start to its recovery (episodeMarks).
 func runMarkers(trace *ha.Trace, rec metrics.Recovery) ([]marker, [][2]float64) {
 	var ms []marker
 	var windows [][2]float64
@@ -74,14 +75,7 @@ func runMarkers(trace *ha.Trace, rec metrics.Recovery) ([]marker, [][2]float64) 
 			ms = append(ms, marker{sec(e.T), "caught up", colCaughtUp})
 		}
 	}
-	if f, _, ok := metrics.FirstFault(trace); ok && rec.RecoveryMs != nil {
-		windows = append(windows, [2]float64{sec(f), sec(f) + *rec.RecoveryMs/1e3})
-	} else if ok && rec.NotRecovered && rec.ObservedMs != nil {
-		// Never recovered: shade to the end of the run and say so there.
-		end := sec(f) + *rec.ObservedMs/1e3
-		windows = append(windows, [2]float64{sec(f), end})
-		ms = append(ms, marker{end, notRecoveredMark, colCrash})
-	}
+	ms, windows = episodeMarks(ms, windows, rec)
 	return ms, windows
 }
 

@@ -14,13 +14,14 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
 )
 
 // SweepFigures renders the sweep plots: recovery time vs the first swept
 // parameter (95 % confidence bars over seeds), overhead (CPU, bytes,
 // memory) vs the parameter, the overhead/recovery trade-off scatter, and
-// the CDF of recovery time over seeds at the representative setting.
+// the CDF of recovery time per fault episode at the representative setting.
 func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 	rows := Aggregate(points)
 	ax := newParamAxis(sw.Params[0].Name, sw.Params[0].Values)
@@ -194,23 +195,32 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 			return nil, err
 		}
 	}
-	// 6. CDF of recovery time over seeds at the representative setting.
+	// 6. CDF of recovery time per fault episode over the seeds at the
+	// representative setting.
 	{
 		rep := RepresentativeSetting(sw)
 		vals := sw.SettingValues(rep)
-		title := "CDF of recovery time over " + fmt.Sprint(len(sw.Seeds)) + " seeds at " + settingLabel(sw, vals)
+		title := "CDF of recovery time per fault episode over " + fmt.Sprint(len(sw.Seeds)) + " seeds at " + settingLabel(sw, vals)
 		per := map[string][]float64{}
-		censored := map[string]int{} // seeds not recovered: the CDF never reaches them
+		censored := map[string]int{} // episodes not recovered: the CDF never reaches them
 		for _, p := range points {
 			if p.Setting != rep {
 				continue
 			}
 			for _, r := range p.Result.Runs {
-				switch {
-				case r.Recovery.RecoveryMs != nil:
-					per[r.Strategy] = append(per[r.Strategy], *r.Recovery.RecoveryMs)
-				case r.Recovery.NotRecovered:
-					censored[r.Strategy]++
+				// One point per fault episode; a run from before episodes
+				// counts as one.
+				eps := r.Recovery.Episodes
+				if len(eps) == 0 {
+					eps = []metrics.Episode{{RecoveryMs: r.Recovery.RecoveryMs, NotRecovered: r.Recovery.NotRecovered}}
+				}
+				for _, e := range eps {
+					switch {
+					case e.RecoveryMs != nil:
+						per[r.Strategy] = append(per[r.Strategy], *e.RecoveryMs)
+					case e.NotRecovered:
+						censored[r.Strategy]++
+					}
 				}
 			}
 		}
@@ -253,7 +263,7 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 		if len(ss) == 0 {
 			p = emptyPlot(title, "no recovery time at this setting")
 		} else {
-			p = newPlot(title, "recovery time (ms)", "fraction of seeds", notes)
+			p = newPlot(title, "recovery time (ms)", "fraction of fault episodes", notes)
 			p.Y.Min, p.Y.Max = 0, 1
 			p.X.Min = 0
 			if err := addSeries(p, ss, func(n string) seriesLook { return strategyLook(cdfName[n]) }, true); err != nil {

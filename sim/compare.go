@@ -75,8 +75,11 @@ type CompareOptions struct {
 type FaultyRun struct {
 	Strategy  string
 	Reference *ha.Trace // the failure-free no-HA run (O_e)
-	Trace     *ha.Trace
-	Recovery  metrics.Recovery
+	// Own is the strategy's own failure-free run, keeping of each delivery
+	// only its time and id: what Recovery was measured against.
+	Own      *ha.Trace
+	Trace    *ha.Trace
+	Recovery metrics.Recovery
 	// Classes is the classification Recovery was computed from: every
 	// delivery's label and the id index.
 	Classes classify.Result
@@ -124,12 +127,12 @@ func RunStrategy(e *experiment.Experiment, name string, reference *ha.Trace, bas
 	return runStrategy(e, name, reference, base, func(string) {}, nil)
 }
 
-// runStrategy runs one strategy with the faults, classifies the run, hands
-// it to faulty (when set; the StrategyRun then has no trace), and runs it
-// failure-free for its overhead. The classifier's working set (and, with
-// faulty, the faulty trace) is released before the failure-free run, whose
-// trace keeps only the latencies: with faulty, at most two full traces
-// (the reference and one faulty run) are held at a time.
+// runStrategy runs one strategy failure-free (its overhead, and the
+// timing every output is due at when its recovery is measured), then with
+// the faults, classifies the faulty run and hands it to faulty (when set;
+// the StrategyRun then has no trace). The failure-free trace keeps of each
+// delivery only its time and id: with faulty, at most two full traces (the
+// reference and one faulty run) are held at a time.
 func runStrategy(e *experiment.Experiment, name string, reference *ha.Trace, base *metrics.Overhead, progress Progress,
 	faulty func(FaultyRun) error) (*StrategyRun, error) {
 	info, err := strategies.Lookup(name)
@@ -151,6 +154,20 @@ func runStrategy(e *experiment.Experiment, name string, reference *ha.Trace, bas
 	if err != nil {
 		return nil, err
 	}
+	st2, err := build()
+	if err != nil {
+		return nil, err
+	}
+	ffCfg, err := ConfigFor(e, st2, true)
+	if err != nil {
+		return nil, err
+	}
+	ffCfg.TimingOnly = true
+	progress(name + ": failure-free run (overhead, recovery reference)")
+	ff, err := Run(ffCfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s (failure-free): %w", name, err)
+	}
 	cfg, err := ConfigFor(e, st, false)
 	if err != nil {
 		return nil, err
@@ -167,26 +184,20 @@ func runStrategy(e *experiment.Experiment, name string, reference *ha.Trace, bas
 	progress(fmt.Sprintf("%s: classifying %d outputs against %d expected", name,
 		fo.Trace.Deliveries().Len(), reference.Deliveries().Len()))
 	trace, events := fo.Trace, fo.Events
-	rec, classes := metrics.ClassifyRecovery(reference, trace)
+	ro := RecoveryOptions(e, ff.Trace)
+	rec, classes := metrics.ClassifyRecoveryWith(reference, trace, ro)
+	if trace.Deliveries().Len() <= checkRecoveryUpTo {
+		if err := metrics.CheckRecovery(rec, reference, trace, ro); err != nil {
+			// A figure the definition would not produce is a bug in the
+			// metrics, never a result to print.
+			return nil, fmt.Errorf("%s: recovery figures break their invariants (a bug in streamha, please report it with the experiment): %w", name, err)
+		}
+	}
 	if faulty != nil {
-		if err := faulty(FaultyRun{Strategy: name, Reference: reference, Trace: trace, Recovery: rec, Classes: classes}); err != nil {
+		if err := faulty(FaultyRun{Strategy: name, Reference: reference, Own: ff.Trace, Trace: trace, Recovery: rec, Classes: classes}); err != nil {
 			return nil, err
 		}
 		trace = nil
-	}
-	st2, err := build()
-	if err != nil {
-		return nil, err
-	}
-	ffCfg, err := ConfigFor(e, st2, true)
-	if err != nil {
-		return nil, err
-	}
-	ffCfg.LatenciesOnly = true
-	progress(name + ": failure-free run (overhead)")
-	ff, err := Run(ffCfg)
-	if err != nil {
-		return nil, fmt.Errorf("%s (failure-free): %w", name, err)
 	}
 	run := metrics.Run{
 		Strategy: name, Params: params.Values(),
@@ -195,6 +206,46 @@ func runStrategy(e *experiment.Experiment, name string, reference *ha.Trace, bas
 		Extra:    extra,
 	}
 	return &StrategyRun{Run: run, Trace: trace, Events: events + ff.Events}, nil
+}
+
+// FailureFree runs strategy name on e without its faults and returns the
+// trace, which keeps of each delivery only its time and id: the run a
+// strategy's recovery is measured against.
+func FailureFree(e *experiment.Experiment, name string) (*ha.Trace, error) {
+	st, err := strategies.Build(name, e.ParamsFor(name))
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ConfigFor(e, st, true)
+	if err != nil {
+		return nil, err
+	}
+	cfg.TimingOnly = true
+	out, err := Run(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s (failure-free): %w", name, err)
+	}
+	return out.Trace, nil
+}
+
+// checkRecoveryUpTo is the largest faulty run (in sink deliveries) whose
+// recovery figures runStrategy checks against their invariants
+// (metrics.CheckRecovery) before reporting them: every run of the test
+// suite and the soak, while a run of millions of outputs does not pay
+// the check's second pass over its output.
+const checkRecoveryUpTo = 200_000
+
+// RecoveryOptions are the options a simulated run of e is measured with:
+// own, the strategy's own failure-free run; as the episode window the
+// detector's timeout plus one heartbeat (plus the suspicion time of the
+// memberlist model), the longest a detection takes; as the tolerance
+// metrics.SimTolerance plus twice the network's jitter — a run whose
+// messages took other paths or orders after the fault than the
+// failure-free run's draws other jitter for the same output.
+func RecoveryOptions(e *experiment.Experiment, own *ha.Trace) metrics.RecoveryOptions {
+	d := detectorModel(e, 0)
+	return metrics.RecoveryOptions{Own: own, Window: d.Timeout + d.Heartbeat,
+		Tolerance: metrics.SimTolerance + 2*e.Network.Jitter.D()}
 }
 
 // ReferenceTrace is the expected output O_e of e: the trace of its

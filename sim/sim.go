@@ -65,6 +65,10 @@ type Config struct {
 	// (ha.NewLatencyTrace): the failure-free run a strategy's overhead is
 	// measured from reads nothing else of its output.
 	LatenciesOnly bool
+	// TimingOnly keeps of each sink delivery only its time, id and
+	// emission time (ha.NewTimingTrace): enough for the failure-free run a
+	// strategy's overhead and recovery time are measured from.
+	TimingOnly bool
 	// End is when the simulation stops.
 	End time.Duration
 	// MaxEvents stops the run after this many events (0 = no limit), so a
@@ -209,8 +213,11 @@ func New(cfg Config) (*Sim, error) {
 		return nil, err
 	}
 	s := &Sim{cfg: cfg, hosts: map[string]*host{}}
-	if cfg.LatenciesOnly {
+	switch {
+	case cfg.LatenciesOnly:
 		s.trace = *ha.NewLatencyTrace()
+	case cfg.TimingOnly:
+		s.trace = *ha.NewTimingTrace()
 	}
 	for _, name := range cfg.Topology.Hosts() {
 		h := &host{name: name, rng: experiment.Seeded(cfg.Seed, "node", name), declared: map[string]bool{}, idx: len(s.order)}
@@ -413,6 +420,8 @@ func (s *Sim) startFault(i int) {
 		if f.Kind == experiment.FaultPartition {
 			s.trace.Add(ha.Event{T: s.now, Kind: ha.EvPartition, Note: fmt.Sprint(f.Groups)})
 			s.partitionDetect(f)
+		} else {
+			s.trace.Add(ha.Event{T: s.now, Kind: ha.EvLinkFault, Host: f.From, Peer: f.To, N: int64(f.For), Note: linkFaultNote(f)})
 		}
 		s.push(&event{at: s.now + f.For, kind: evFaultEnd, f: i})
 	}
@@ -436,6 +445,9 @@ func (s *Sim) endFault(i int) {
 		s.reachable(h)
 	default:
 		s.active = slices.DeleteFunc(s.active, func(j int) bool { return j == i })
+		if f.Kind != experiment.FaultPartition {
+			s.trace.Add(ha.Event{T: s.now, Kind: ha.EvLinkHeal, Host: f.From, Peer: f.To, Note: linkFaultNote(f)})
+		}
 		if f.Kind == experiment.FaultPartition {
 			s.trace.Add(ha.Event{T: s.now, Kind: ha.EvHeal, Note: fmt.Sprint(f.Groups)})
 			for _, g := range f.Groups {
@@ -452,6 +464,15 @@ func (s *Sim) endFault(i int) {
 			}
 		}
 	}
+}
+
+// linkFaultNote says what a delay, loss or corrupt fault does, for its
+// trace events: "delay +30ms", "loss p=0.3", "corrupt p=0.1".
+func linkFaultNote(f experiment.Fault) string {
+	if f.Kind == experiment.FaultDelay {
+		return fmt.Sprintf("delay +%s", f.Delay)
+	}
+	return fmt.Sprintf("%s p=%g", f.Kind, f.Loss)
 }
 
 // unreachable schedules every other live host's detection of h.

@@ -259,7 +259,7 @@ func TestCompareWithHandsOverEachTrace(t *testing.T) {
 	for _, r := range cmp.Runs {
 		assert.Nil(t, r.Trace, "%s: the comparison kept a handed-over trace", r.Run.Strategy)
 	}
-	assert.Contains(t, stages, "amnesia: failure-free run (overhead)")
+	assert.Contains(t, stages, "amnesia: failure-free run (overhead, recovery reference)")
 
 	// An error from the callback stops the comparison.
 	_, err = sim.CompareWith(e, names, sim.CompareOptions{

@@ -72,8 +72,14 @@ func Rerun(e *experiment.Experiment, name string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	plain := *e // the strategy's own failure-free run, for the recovery time
+	plain.TraceEmits = false
+	own, err := sim.FailureFree(&plain, name)
+	if err != nil {
+		return nil, err
+	}
 	r := &Run{Strategy: name, Exp: e, Faulty: out.Trace, Reference: ref.Trace}
-	r.Recovery, r.Classes = metrics.ClassifyRecovery(ref.Trace, out.Trace)
+	r.Recovery, r.Classes = metrics.ClassifyRecoveryWith(ref.Trace, out.Trace, sim.RecoveryOptions(e, own))
 	r.exp, r.obs = ref.Trace.Deliveries(), out.Trace.Deliveries()
 	r.pipeline = append(r.pipeline, "src")
 	for _, n := range e.Nodes {

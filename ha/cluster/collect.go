@@ -118,7 +118,7 @@ func Collect(e *experiment.Experiment, strategy, dir string, reference Reference
 	}
 	run := metrics.Run{
 		Strategy: strategy, Params: p.Values(),
-		Recovery: metrics.RecoveryOf(ref, trace),
+		Recovery: metrics.RecoveryWith(ref, trace, metrics.RecoveryOptions{Real: true}),
 		Overhead: metrics.OverheadOf(trace, nil),
 		Extra:    clusterFigures(trace, e),
 	}

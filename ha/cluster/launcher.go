@@ -199,9 +199,12 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 		tr, dir := out.trace, out.dir
 		run := metrics.Run{
 			Strategy: name, Params: params.Values(),
-			Recovery: metrics.RecoveryOf(ref, tr),
-			Extra:    clusterFigures(tr, e),
+			Extra: clusterFigures(tr, e),
 		}
+		// Recovery is measured against the strategy's own failure-free
+		// run when there is one, else against the run's deliveries before
+		// the fault, with the real-run tolerance (docs/semantics.md).
+		ro := metrics.RecoveryOptions{Real: true}
 		if rounds == 1 {
 			ffTrace := tr
 			if cfg.FailureFreeOverhead {
@@ -210,10 +213,11 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s (failure-free): %w", name, err)
 				}
-				ffTrace = ff.trace
+				ffTrace, ro.Own = ff.trace, ff.trace
 			}
 			run.Overhead = metrics.OverheadOf(ffTrace, base)
 		}
+		run.Recovery = metrics.RecoveryWith(ref, tr, ro)
 		if rep := spec.chaos; rep != nil {
 			if err := l.finishChaos(rep, name, out, ref, run.Recovery); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)

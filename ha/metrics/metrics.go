@@ -84,6 +84,20 @@ type Recovery struct {
 	Delivered         int      `json:"delivered"`
 	Expected          int      `json:"expected"`
 	Explanations      []string `json:"explanations"`
+	// Episodes are the run's fault episodes, each timed from its own start
+	// (docs/semantics.md, "Fault episodes"); RecoveryMs, NotRecovered,
+	// ObservedMs and DetectionMs above are those of the worst episode: the
+	// first that did not recover, or else the one that took longest.
+	Episodes     []Episode `json:"episodes,omitempty"`
+	EpisodeCount int       `json:"episode_count,omitempty"`
+	// ToleranceMs is how late against the strategy's own failure-free run
+	// an output could arrive and still count as on time.
+	ToleranceMs float64 `json:"tolerance_ms,omitempty"`
+	// DueFrom says what each output's due time was read from: "own" (the
+	// strategy's own failure-free run), "pre-fault" (a real run without
+	// one: its own deliveries before the first fault) or "reference"
+	// (the failure-free no-HA run O_e).
+	DueFrom string `json:"due_from,omitempty"`
 }
 
 // NotRecoveredType is the recovery type of a run that ended while still
@@ -102,12 +116,26 @@ func (r Recovery) Label() string {
 // RecoveryText is the recovery time as the table prints it: "221.0", or
 // "not recovered (> 9.7 s)", or "" when nothing failed.
 func (r Recovery) RecoveryText() string {
+	return recoveryText(r.RecoveryMs, r.NotRecovered, r.ObservedMs)
+}
+
+// RecoveryCell is RecoveryText with the number of fault episodes when
+// there were several: "224.2 (2)", "not recovered (> 9.7 s) (3)".
+func (r Recovery) RecoveryCell() string {
+	t := r.RecoveryText()
+	if r.EpisodeCount > 1 {
+		t += fmt.Sprintf(" (%d)", r.EpisodeCount)
+	}
+	return t
+}
+
+func recoveryText(rec *float64, notRecovered bool, observed *float64) string {
 	switch {
-	case r.RecoveryMs != nil:
-		return fmt.Sprintf("%.1f", *r.RecoveryMs)
-	case r.NotRecovered && r.ObservedMs != nil:
-		return fmt.Sprintf("not recovered (> %.1f s)", *r.ObservedMs/1e3)
-	case r.NotRecovered:
+	case rec != nil:
+		return fmt.Sprintf("%.1f", *rec)
+	case notRecovered && observed != nil:
+		return fmt.Sprintf("not recovered (> %.1f s)", *observed/1e3)
+	case notRecovered:
 		return "not recovered"
 	}
 	return ""
@@ -285,62 +313,6 @@ func Marks(trace *ha.Trace) []classify.Mark {
 	return marks
 }
 
-// RecoveryOf computes the recovery figures of a faulty run against the
-// failure-free reference run of the same experiment and seed.
-func RecoveryOf(reference, faulty *ha.Trace) Recovery {
-	r, _ := ClassifyRecovery(reference, faulty)
-	return r
-}
-
-// ClassifyRecovery is RecoveryOf that also returns the classification the
-// figures were computed from (each delivery's label and the id index), for
-// callers that draw the deliveries without classifying them again.
-func ClassifyRecovery(reference, faulty *ha.Trace) (Recovery, classify.Result) {
-	exp, obs := reference.Deliveries(), faulty.Deliveries()
-	c := Classify(exp, obs, Marks(faulty))
-	r := Recovery{
-		Type: c.Type, Subtype: c.Subtype, Missing: c.Missing, Duplicates: c.Duplicates,
-		Wrong: c.Wrong, Spurious: c.Spurious,
-		ConvergedAtMs: c.ConvergedAt, Explanations: c.Explanations,
-		Delivered: obs.Len(), Expected: exp.Len(),
-	}
-	if r.Explanations == nil {
-		r.Explanations = []string{}
-	}
-	x := c.Index
-	r.Emitted = Emitted(reference)
-	in := lostInputFigures(exp, obs, x, nil, r.Emitted)
-	r.LostInputs, r.LostLineage, r.UnmatchedInputs = in.lost, in.lineage, in.unmatched
-	fault, host, ok := FirstFault(faulty)
-	if !ok {
-		return r, c
-	}
-	r.DetectionMs = detection(faulty, fault, host)
-	r.MaxAddedLatencyMs = maxAdded(exp, obs, x)
-	r.UnavailableMs = unavailable(exp, obs)
-	rec := recoveryOf(exp, obs, x, faulty, fault)
-	if rec.recovered {
-		r.RecoveryMs = ptr(max(ms(rec.at), r.UnavailableMs))
-		return r, c
-	}
-	r.NotRecovered, r.ObservedMs = true, ptr(ms(rec.observed))
-	if rec.outstanding != nil {
-		n := 0
-		for _, o := range rec.outstanding {
-			if o {
-				n++
-			}
-		}
-		if n > 0 {
-			r.Outstanding, r.Missing = n, r.Missing-n
-			r.Type, r.Subtype = NotRecoveredType, ""
-			in := lostInputFigures(exp, obs, x, rec.outstanding, r.Emitted)
-			r.LostInputs, r.LostLineage = in.lost, in.lineage
-		}
-	}
-	return r, c
-}
-
 // Shortfalls is, per expected id (numbered as in x, the classifier's
 // index of exp against obs), how many source tuples its last delivered
 // copy lacks against its failure-free lineage count: all of them when it
@@ -364,31 +336,6 @@ func Shortfalls(exp, obs *ha.Deliveries, x classify.Index) []int64 {
 // first delivery, read through er, a reader of the expected log.
 func firstLatency(er *ha.DeliveryReader, x classify.Index, d int32) time.Duration {
 	return er.At(int(x.First[d])).Latency()
-}
-
-func detection(trace *ha.Trace, fault time.Duration, host string) *float64 {
-	for _, e := range trace.Events() {
-		if e.Kind == ha.EvDetect && e.T >= fault && (host == "" || e.Peer == host) {
-			return ptr(ms(e.T - fault))
-		}
-	}
-	return nil
-}
-
-// serviceRestored is when the last takeover after the fault completed its
-// catch-up (or, without a catch-up event, the takeover itself).
-func serviceRestored(trace *ha.Trace, fault time.Duration) (time.Duration, bool) {
-	var end time.Duration
-	found := false
-	for _, e := range trace.Events() {
-		if e.T < fault {
-			continue
-		}
-		if e.Kind == ha.EvTakeover || e.Kind == ha.EvCaughtUp {
-			end, found = e.T, true
-		}
-	}
-	return end, found
 }
 
 func quantile(xs []time.Duration, q float64) time.Duration {

@@ -444,6 +444,9 @@ func runCase(info strategies.Info, params strategies.Params, claims Claims, q Qu
 	}
 	c.Recovery = metrics.RecoveryOf(ref.trace, first.Trace)
 	c.Type, c.Subtype = c.Recovery.Type, c.Recovery.Subtype
+	if err := metrics.CheckRecovery(c.Recovery, ref.trace, first.Trace, metrics.RecoveryOptions{}); err != nil {
+		fail("recovery figures break their invariants: %v", err)
+	}
 	if c.Claim != "" && !holds(c.Claim, claims.Exact, c.Type, c.Subtype) {
 		why := ""
 		if len(c.Recovery.Explanations) > 0 {
