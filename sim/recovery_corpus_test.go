@@ -116,14 +116,14 @@ func recompute(r corpusRun) []float64 {
 				continue
 			}
 			a, ok := arrived[id]
-			if !ok { // came back when a later output of its key arrived, before the next episode
+			if !ok { // came back when a later output of its key arrived, before the run's end
 				back := time.Duration(math.MaxInt64)
 				for id2, own2 := range ownAt {
 					if a2, ok := arrived[id2]; ok && id2.Key == id.Key && own2 > own {
 						back = min(back, a2)
 					}
 				}
-				if back >= next {
+				if back > end {
 					out[k] = -1
 					break
 				}

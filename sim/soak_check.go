@@ -158,8 +158,15 @@ func (res *SoakResult) run(factor, slack int64) error {
 			out.Events, factor, ref.Events, slack)
 		return nil // the output is incomplete: the other checks would only echo this one
 	}
-	rec := metrics.RecoveryOf(ref.Trace, out.Trace)
+	// The figures are timed against the reference run (Own nil): a soak
+	// run has no failure-free run of its strategy, and the invariants of
+	// metrics.CheckRecovery hold for either baseline.
+	opts := RecoveryOptions(e, nil)
+	rec := metrics.RecoveryWith(ref.Trace, out.Trace, opts)
 	res.Recovery = rec
+	if err := metrics.CheckRecovery(rec, ref.Trace, out.Trace, opts); err != nil {
+		res.violate(InvFigures, "recovery figures: %v", err)
+	}
 	if rec.LostInputs < 0 || rec.LostInputs > res.LostBound {
 		res.violate(InvLost, "%d lost inputs reported, but at most %d can be lost (the sources emitted %d tuples)",
 			rec.LostInputs, res.LostBound, res.Emitted)

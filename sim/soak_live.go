@@ -187,9 +187,30 @@ func (res *SoakResult) checkLive(replicas int, ref, faulty *ha.Trace) {
 		res.violate(InvLiveness, "output did not resume: %d of the %d outputs the failure-free run produced from inputs after %s never arrived by the end at %s (first: %s); the last fault healed at %s and every fragment kept a host",
 			res.Live.Missing, res.Live.Expected, res.Live.From, e.End(), res.Live.FirstMissing, lastHeal(e.Faults))
 	}
-	fault, _, ok := metrics.FirstFault(faulty)
+	fault, ok := worstEpisodeStart(res.Recovery)
 	// Lost inputs beyond the emitted ones are the lost-bounded invariant's.
 	if bad := CheckFigures(res.Recovery, fault, ok, e.End(), max(res.Emitted, res.Recovery.LostInputs), res.Live); len(bad) > 0 {
 		res.violate(InvFigures, "%s", strings.Join(bad, "; "))
 	}
+}
+
+// worstEpisodeStart is the start of the episode whose recovery the run
+// reports (the worst: not recovered, else the longest recovery), and
+// whether any fault episode happened. Every fault kind opens an episode,
+// link faults included, and each recovery is timed from its own start.
+func worstEpisodeStart(rec metrics.Recovery) (time.Duration, bool) {
+	if len(rec.Episodes) == 0 {
+		return 0, false
+	}
+	w := rec.Episodes[0]
+	for _, ep := range rec.Episodes[1:] {
+		switch {
+		case w.NotRecovered:
+		case ep.NotRecovered:
+			w = ep
+		case ep.RecoveryMs != nil && (w.RecoveryMs == nil || *ep.RecoveryMs > *w.RecoveryMs):
+			w = ep
+		}
+	}
+	return time.Duration(w.StartMs * float64(time.Millisecond)), true
 }

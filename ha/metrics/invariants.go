@@ -22,8 +22,8 @@ import (
 //     its start during which one of its outputs was missing more than
 //     twice the tolerance after it was due;
 //   - an episode does not recover exactly when one of its outputs never
-//     came and no later output of the same key came before the next
-//     episode (or the run's end);
+//     came and no later output of the same key came before the run's
+//     end;
 //   - an episode with no late or missing output recovers no later than
 //     its detection or its largest added latency plus the tolerance.
 func CheckRecovery(r Recovery, reference, faulty *ha.Trace, o RecoveryOptions) error {
@@ -58,7 +58,7 @@ func CheckRecovery(r Recovery, reference, faulty *ha.Trace, o RecoveryOptions) e
 		first := k == 0
 		stall := false
 		for _, c := range outs {
-			if c.arrived == never && (c.own >= start || first) && c.own < next && !c.cameBackBefore(next) {
+			if c.arrived == never && (c.own >= start || first) && c.own < next && !c.cameBackBefore(end+1) {
 				stall = true
 				break
 			}

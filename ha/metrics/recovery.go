@@ -230,7 +230,10 @@ func judge(ts []timing, tol time.Duration, real bool) {
 // arrived before any). An episode recovers at the latest end of its
 // outputs' lateness, never before its detection; it does not recover
 // when one of its outputs never arrived and no later output of that key
-// came before the next episode (or the run's end).
+// came before the run's end. A key that comes back only after a later
+// episode began brings its episode back then: the output alone cannot
+// tell the two episodes' shares apart, and a recovery it did show is never
+// hidden as "not recovered".
 func measureEpisodes(trace *ha.Trace, spans []episodeSpan, ts []timing, obs, own *ha.Deliveries, end time.Duration) []Episode {
 	eps := make([]Episode, len(spans))
 	offEnd := make([]time.Duration, len(spans))
@@ -254,7 +257,7 @@ func measureEpisodes(trace *ha.Trace, spans []episodeSpan, ts []timing, obs, own
 		switch {
 		case t.miss:
 			e.Missing++
-			if t.offEnd == never || t.offEnd >= nextStart(spans, k, end+1) {
+			if t.offEnd == never {
 				stalled[k] = true
 			}
 		case t.late:

@@ -92,7 +92,7 @@ func ClassifyRecoveryWith(reference, faulty *ha.Trace, o RecoveryOptions) (Recov
 	r.NotRecovered, r.ObservedMs = true, w.ObservedMs
 	if len(r.Episodes) > 1 { // name the episode that did not recover
 		k := worst(r.Episodes)
-		r.Explanations = append([]string{fmt.Sprintf("fault episode %d of %d (%s) did not recover: %d of its expected outputs were never delivered, and for some of their keys no later output came before the next episode or the end of the run",
+		r.Explanations = append([]string{fmt.Sprintf("fault episode %d of %d (%s) did not recover: %d of its expected outputs were never delivered, and for some of their keys no later output came before the end of the run",
 			k+1, len(r.Episodes), strings.Join(w.Faults, ", "), w.Missing)}, r.Explanations...)
 	}
 	if out := outstandingOf(exp, obs, own, x, ts, tol, end); out != nil {
