@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/streamha/streamha/internal/netlimit"
 )
 
 // FaultRules are the network faults a node applies to its own traffic:
@@ -170,11 +173,15 @@ type gossipTransport struct {
 	draining chan struct{}
 	stop     chan struct{}
 	wg       sync.WaitGroup
+	// host names this node's loopback source address for streams it
+	// dials; limit bounds the streams it accepts (gossip_limit.go).
+	host  string
+	limit streamLimit
 }
 
-func newGossipTransport(inner memberlist.NodeAwareTransport, f *faultLayer) *gossipTransport {
+func newGossipTransport(inner memberlist.NodeAwareTransport, f *faultLayer, host string) *gossipTransport {
 	t := &gossipTransport{
-		inner: inner, faults: f,
+		inner: inner, faults: f, host: host, limit: streamLimit{byAddr: map[string]int{}},
 		packets: make(chan *memberlist.Packet), streams: make(chan net.Conn),
 		draining: make(chan struct{}), stop: make(chan struct{}),
 	}
@@ -201,6 +208,9 @@ func newGossipTransport(inner memberlist.NodeAwareTransport, f *faultLayer) *gos
 		for {
 			select {
 			case c := <-inner.StreamCh():
+				if c = t.limit.admit(c); c == nil {
+					continue
+				}
 				select {
 				case t.streams <- c:
 				case <-t.draining:
@@ -238,14 +248,14 @@ func (t *gossipTransport) DialTimeout(addr string, timeout time.Duration) (net.C
 	if t.faults.blockedAddr(addr) {
 		return nil, fmt.Errorf("dial %s: partitioned by the fault layer", addr)
 	}
-	return t.inner.DialTimeout(addr, timeout)
+	return netlimit.DialContext(context.Background(), t.host, "tcp", addr, timeout)
 }
 
 func (t *gossipTransport) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (net.Conn, error) {
 	if t.faults.gossipCut(a.Name) || t.faults.blockedAddr(a.Addr) {
 		return nil, fmt.Errorf("dial %s (%s): partitioned by the fault layer", a.Name, a.Addr)
 	}
-	return t.inner.DialAddressTimeout(a, timeout)
+	return netlimit.DialContext(context.Background(), t.host, "tcp", a.Addr, timeout)
 }
 
 func (t *gossipTransport) StreamCh() <-chan net.Conn { return t.streams }

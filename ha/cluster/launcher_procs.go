@@ -174,7 +174,8 @@ func (l *launcher) post(p *proc, path string, body any) error {
 		return err
 	}
 	signRequest(req, DeriveKeys(l.cfg.Secret), b, time.Now())
-	c := http.Client{Timeout: 2 * time.Second}
+	c := controlClient(2 * time.Second)
+	defer c.CloseIdleConnections()
 	resp, err := c.Do(req)
 	if err != nil {
 		return fmt.Errorf("POST %s to %s: %w", path, p.host, err)
@@ -209,7 +210,8 @@ func (l *launcher) postAll(ps map[string]*proc, path string, body any) error {
 
 // waitMembership waits until every node sees all n hosts as members.
 func (l *launcher) waitMembership(ctx context.Context, ps map[string]*proc, n int, by time.Time) error {
-	c := http.Client{Timeout: time.Second}
+	c := controlClient(time.Second)
+	defer c.CloseIdleConnections()
 	keys := DeriveKeys(l.cfg.Secret)
 	for _, h := range sortedHosts(ps) {
 		p := ps[h]

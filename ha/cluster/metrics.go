@@ -106,12 +106,13 @@ func (r *runner) handlerAt(keys Keys, now func() time.Time) http.Handler {
 		_, _ = io.WriteString(w, "ok\n")
 	})
 	auth := newControlAuth(keys, now)
+	noise := &noiseLog{l: r.log}
 	authorized := func(w http.ResponseWriter, req *http.Request) bool {
 		if !keys.Enabled() {
 			return true
 		}
 		if err := auth.check(req); err != nil {
-			r.log.Printf("control: rejected %s %s from %s: %v", req.Method, req.URL.Path, req.RemoteAddr, err)
+			noise.Printf("control: rejected %s %s from %s: %v", req.Method, req.URL.Path, req.RemoteAddr, err)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return false
 		}

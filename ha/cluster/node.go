@@ -24,6 +24,7 @@ import (
 
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/internal/netlimit"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -408,7 +409,7 @@ func newRunner(o NodeOptions) (*runner, error) {
 		}
 	}
 	keys := DeriveKeys(o.Secret)
-	r.mlog = &memberlistLog{l: lg}
+	r.mlog = &memberlistLog{l: lg, noise: noiseLog{l: lg}}
 	f, err := os.Create(TraceFileOf(o.Out, o.Host))
 	if err != nil {
 		return nil, fmt.Errorf("node: trace: %w", err)
@@ -460,8 +461,8 @@ func newRunner(o NodeOptions) (*runner, error) {
 		if err != nil {
 			return nil, fmt.Errorf("node: --metrics-addr: %w", err)
 		}
-		r.http = &http.Server{Handler: r.handler(keys), ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = r.http.Serve(ln) }()
+		r.http = newControlServer(r.handler(keys))
+		go func() { _ = r.http.Serve(netlimit.Limit(ln, controlMaxConns, controlMaxConnsPerAddr)) }()
 		o.MetricsAddr = ln.Addr().String()
 		r.opts.MetricsAddr = o.MetricsAddr
 	}
@@ -507,6 +508,7 @@ func advertised(listen, adv string) string {
 type memberlistLog struct {
 	l       *log.Logger
 	closing atomic.Bool
+	noise   noiseLog
 }
 
 // Write forwards memberlist's warnings and errors (not its debug chatter,
@@ -516,7 +518,7 @@ func (m *memberlistLog) Write(p []byte) (int, error) {
 	if strings.Contains(s, "[DEBUG]") || (m.closing.Load() && strings.Contains(s, "use of closed network connection")) {
 		return len(p), nil
 	}
-	m.l.Print(s)
+	m.noise.Printf("%s", s)
 	return len(p), nil
 }
 
