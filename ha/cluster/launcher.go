@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,7 +45,14 @@ type LaunchConfig struct {
 	// nodes' traces, ready files and logs.
 	Out string
 	// Secret, when set, is handed to the nodes through $STREAMHA_SECRET.
+	// When it is empty and Insecure is not set, Launch draws a fresh
+	// random secret for its nodes (they are its children, and the secret
+	// goes through their environment only), so a launched cluster is
+	// authenticated whether or not the user gave a secret.
 	Secret []byte
+	// Insecure runs the nodes without a secret (--insecure on each node):
+	// see InsecureNote.
+	Insecure bool
 	// Profile is the detector profile (default ProfileTuned).
 	Profile string
 	// Startup bounds the time from launching a run's processes until every
@@ -116,6 +125,16 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 	}
 	if cfg.Exe == "" {
 		return nil, errors.New("cluster: no node executable")
+	}
+	if cfg.Insecure {
+		cfg.Secret = nil
+		cfg.Log.Printf("warning: --insecure: %s", InsecureNote)
+	} else if len(cfg.Secret) == 0 {
+		var b [24]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("cluster: draw a secret for the run: %w", err)
+		}
+		cfg.Secret = []byte(base64.StdEncoding.EncodeToString(b[:]))
 	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("cluster: create output directory: %w", err)

@@ -57,6 +57,9 @@ func (l *launcher) start(host, strategy, dir string, join []string) (*proc, erro
 	if l.cfg.Profile != "" {
 		args = append(args, "--profile", l.cfg.Profile)
 	}
+	if len(l.cfg.Secret) == 0 {
+		args = append(args, "--insecure")
+	}
 	if l.exp.Options().AllowLarge {
 		args = append(args, "--allow-large")
 	}

@@ -61,8 +61,12 @@ type NodeOptions struct {
 	MetricsAddr string
 	// Out is the directory for this node's trace, ready file and logs.
 	Out string
-	// Secret is the cluster secret ("" = no encryption or authentication).
+	// Secret is the cluster secret. Without one the node refuses to start
+	// unless Insecure is set (CheckSecret).
 	Secret []byte
+	// Insecure lets the node run without a secret: no encryption and no
+	// authentication (InsecureNote says what that exposes).
+	Insecure bool
 	// Start is the common start instant as Unix nanoseconds (0 = now).
 	Start int64
 	// AwaitStart makes the node wait, once ready, for POST /start
@@ -342,6 +346,9 @@ func newRunner(o NodeOptions) (*runner, error) {
 	if o.Host == "" && o.HostOrdinal == "" {
 		return nil, errors.New("node: --host (or --host-ordinal) is required")
 	}
+	if err := CheckSecret(o.Secret, o.Insecure); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
 	if o.Out == "" {
 		o.Out = "."
 	}
@@ -409,6 +416,9 @@ func newRunner(o NodeOptions) (*runner, error) {
 		}
 	}
 	keys := DeriveKeys(o.Secret)
+	if !keys.Enabled() {
+		lg.Printf("warning: running with --insecure: %s", InsecureNote)
+	}
 	r.mlog = &memberlistLog{l: lg, noise: noiseLog{l: lg}}
 	f, err := os.Create(TraceFileOf(o.Out, o.Host))
 	if err != nil {
