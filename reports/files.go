@@ -68,7 +68,7 @@ func WriteTrace(path string, trace *ha.Trace) error {
 // error names the file and the line. Event times are range-checked
 // (checkEvent); the file must be a regular one.
 func ReadTrace(path string) (*ha.Trace, error) {
-	f, err := openRegular(path)
+	f, err := openTrace(path)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/internal/safefile"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -26,7 +27,7 @@ func byTime(events []ha.Event) *ha.Trace {
 // SIGKILL may leave a partial last line; it is ignored. A missing file is
 // an empty trace only if the node never got to create it.
 func ReadTraceTolerant(path string) ([]ha.Event, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.MaxTraceFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
