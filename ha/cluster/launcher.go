@@ -233,6 +233,15 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 			}
 			run.Overhead = metrics.OverheadOf(ffTrace, base)
 		}
+		if at, late := appliedTimes(out.applied); len(at) > 0 {
+			// The times the faults were applied, beside the planned ones
+			// (res.Faults states the plan): a paused or starved launcher
+			// applies them late, and the figures are measured from these.
+			run.Extra["faults_applied"] = at
+			if late > faultLateWarn {
+				cfg.Log.Printf("%s: warning: a fault was applied %s after its planned time (runs[].extra.faults_applied)", name, late.Round(time.Millisecond))
+			}
+		}
 		if rep := spec.chaos; rep != nil {
 			if err := l.finishChaos(rep, name, out, ref, run.Recovery); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
