@@ -508,9 +508,15 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 	}
 	var trace []ha.Event
 	for _, h := range hosts {
-		tr, err := ReadTraceTolerant(TraceFileOf(dir, h))
-		if err != nil {
+		tr, complete, err := readNodeTrace(dir, h)
+		if err != nil && !errors.Is(err, ErrIncompleteTrace) {
 			return nil, err
+		}
+		if p := ps[h]; !complete && p != nil && !p.killed && !p.forced {
+			if err == nil {
+				err = fmt.Errorf("%s: %w: the node exited without finishing it", PartialTraceFile(dir, h), ErrIncompleteTrace)
+			}
+			return nil, fmt.Errorf("%s: %w", h, err)
 		}
 		trace = append(trace, tr...)
 	}

@@ -189,6 +189,11 @@ type clusterEnv struct {
 	trace  *bufio.Writer
 	events *ha.EventWriter // on trace
 	tErr   error
+	// file is the partial trace file; nEvents counts the events written
+	// to it; finished is set once the end record is written (trace_end.go).
+	file     *os.File
+	nEvents  int64
+	finished bool
 
 	timers timerQueue
 	copies sendSlabs // what Send queues (used by the node loop only)
@@ -229,13 +234,15 @@ func (e *clusterEnv) Send(to string, m *ha.Message) {
 	e.r.tr.Send(to, m)
 }
 func (e *clusterEnv) Trace(ev ha.Event) {
-	if e.tErr != nil {
+	if e.tErr != nil || e.finished {
 		return
 	}
 	if err := e.events.Write(&ev); err != nil {
 		e.tErr = err
-		e.r.log.Printf("trace: %v (tracing stopped)", err)
+		e.r.log.Printf("trace: %v (tracing stopped; the node will exit with an error)", err)
+		return
 	}
+	e.nEvents++
 }
 
 // SetTimer arms a timer the node loop fires (timerQueue).
@@ -307,6 +314,10 @@ func RunNode(ctx context.Context, o NodeOptions) (err error) {
 		err = perr
 	}
 	if err != nil {
+		return err
+	}
+	if err := r.finishTrace(); err != nil {
+		r.log.Print(err)
 		return err
 	}
 	if o.Hold {
@@ -420,7 +431,8 @@ func newRunner(o NodeOptions) (*runner, error) {
 		lg.Printf("warning: running with --insecure: %s", InsecureNote)
 	}
 	r.mlog = &memberlistLog{l: lg, noise: noiseLog{l: lg}}
-	f, err := os.Create(TraceFileOf(o.Out, o.Host))
+	_ = os.Remove(TraceFileOf(o.Out, o.Host)) // a whole trace of an earlier run would outlive a failed one
+	f, err := os.Create(PartialTraceFile(o.Out, o.Host))
 	if err != nil {
 		return nil, fmt.Errorf("node: trace: %w", err)
 	}
@@ -432,6 +444,7 @@ func newRunner(o NodeOptions) (*runner, error) {
 	r.env = &clusterEnv{
 		r: r, rng: experiment.Seeded(e.Seed, "node", o.Host), base: base, offset: base.Sub(start),
 	}
+	r.env.file = f
 	r.env.trace = bufio.NewWriterSize(f, 256<<10)
 	r.env.events = ha.NewEventWriter(r.env.trace)
 	traceFile := f
@@ -680,7 +693,10 @@ func (r *runner) run(ctx context.Context) error {
 			}
 			return nil
 		case <-tick.C:
-			_ = r.env.trace.Flush()
+			if err := r.env.trace.Flush(); err != nil && r.env.tErr == nil {
+				r.env.tErr = err
+				r.log.Printf("trace: %v (tracing stopped; the node will exit with an error)", err)
+			}
 			r.met.update()
 		case <-r.in.notify:
 			buf = r.in.take(buf)
@@ -736,15 +752,15 @@ func (r *runner) freeze() {
 		r.env.Trace(ha.Event{T: r.env.Now(), Kind: ha.EvStats, Host: r.opts.Host, Stats: &st})
 		r.met.update()
 	}
-	if err := r.env.trace.Flush(); err != nil {
-		r.log.Printf("trace: flush: %v", err)
+	if err := r.env.trace.Flush(); err != nil && r.env.tErr == nil {
+		r.env.tErr = err
 	}
 	ts := r.tr.Stats()
 	if b, err := json.Marshal(ts); err == nil {
 		r.env.Trace(ha.Event{T: r.env.Now(), Kind: ha.EvNote, Host: r.opts.Host, Note: transportNote + string(b)})
 	}
-	if err := r.env.trace.Flush(); err != nil {
-		r.log.Printf("trace: flush: %v", err)
+	if err := r.env.trace.Flush(); err != nil && r.env.tErr == nil {
+		r.env.tErr = err
 	}
 	r.log.Printf("stopped: sent %d messages (%d bytes), received %d, dropped %d (queue full or broken connection), %d by faults, rejected %d connections",
 		ts.SentMessages, ts.SentBytes, ts.RecvMessages, ts.Dropped, ts.FaultDropped, ts.Rejected)
