@@ -113,6 +113,9 @@ func (r *runner) handlerAt(keys Keys, now func() time.Time) http.Handler {
 		}
 		if err := auth.check(req); err != nil {
 			noise.Printf("control: rejected %s %s from %s: %v", req.Method, req.URL.Path, req.RemoteAddr, err)
+			// Close the connection rather than read (and discard) a body
+			// its sender could not sign.
+			w.Header().Set("Connection", "close")
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return false
 		}
