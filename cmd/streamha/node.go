@@ -19,7 +19,8 @@ func newNodeCmd() *cobra.Command {
 			"as a real process: memberlist for membership and failure detection, TCP for the data plane,\n" +
 			"a Prometheus /metrics endpoint, Go profiling under /debug/pprof/ and a small control endpoint\n" +
 			"(POST /fault, POST /stop); --cpuprofile FILE writes a CPU profile of the run.\n" +
-			"It writes <out>/<host>.trace.jsonl and stops at the experiment's end (duration + drain).\n" +
+			"It writes <out>/<host>.trace.jsonl (as <host>.trace.jsonl.partial until it is whole; a node whose\n" +
+			"trace cannot be written exits non-zero) and stops at the experiment's end (duration + drain).\n" +
 			"With a cluster secret (--secret-file or $STREAMHA_SECRET) gossip is encrypted and every\n" +
 			"data frame and control request is authenticated with HMAC-SHA256; peers without it are rejected.\n" +
 			"Without a secret the node refuses to start unless --insecure is given: then anyone who can reach\n" +

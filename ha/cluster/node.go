@@ -295,7 +295,9 @@ func processCPU() time.Duration {
 
 // RunNode runs one node until the experiment's end (plus Linger), ctx is
 // cancelled (SIGTERM, Ctrl-C) or the control endpoint asks it to stop. It
-// writes its trace to <out>/<host>.trace.jsonl, ending with an EvStats event.
+// writes its trace to <out>/<host>.trace.jsonl.partial, ending with an
+// EvStats event and the end record, and renames it to <host>.trace.jsonl
+// when it is whole (trace_end.go); a failed trace write is its error.
 func RunNode(ctx context.Context, o NodeOptions) (err error) {
 	r, err := newRunner(o)
 	if err != nil {
