@@ -48,7 +48,7 @@ func TestAttackFigures(t *testing.T) {
 		}},
 		{"gossip: 150 streams announcing 20 MB", func(n attackedNode) (int, func() int) {
 			return holdConns(n.ready.Gossip, 150, func(c net.Conn) {
-				_, _ = c.Write([]byte{9, 1, 0x31, 0x2d, 0})
+				_, _ = c.Write([]byte{10, 1, 0x31, 0x2d, 0}) // memberlist's encrypted-message type, 20 MB announced
 				for range 20 {
 					if _, err := c.Write(chunk); err != nil {
 						return

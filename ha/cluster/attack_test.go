@@ -237,3 +237,23 @@ func TestNoiseLogIsRateLimited(t *testing.T) {
 	nl.allow(t0.Add(2 * time.Second))
 	assert.Contains(t, buf.String(), fmt.Sprintf("%d similar lines left out", 10000-noiseBurst))
 }
+
+// TestStrangerPacketsAreRateLimited: UDP packets from addresses that are
+// no member's reach memberlist at gossipStrangerPackets a second at most;
+// a member's always do.
+func TestStrangerPacketsAreRateLimited(t *testing.T) {
+	var b packetBudget
+	t0 := time.Unix(1000, 0)
+	passed := 0
+	for i := range 10000 { // 10 000 packets in one second
+		if b.allow(t0.Add(time.Duration(i) * 100 * time.Microsecond)) {
+			passed++
+		}
+	}
+	assert.LessOrEqual(t, passed, 2*gossipStrangerPackets, "the burst plus one second's rate")
+	assert.Equal(t, int64(10000-passed), b.dropped.Load())
+	f := newFaultLayer()
+	f.learnAddr("127.0.0.1:7946", "A")
+	assert.True(t, f.knownAddr("127.0.0.1:7946"))
+	assert.False(t, f.knownAddr("127.0.0.1:7947"))
+}

@@ -150,6 +150,14 @@ func (f *faultLayer) learnAddr(addr, host string) {
 	f.mu.Unlock()
 }
 
+// knownAddr reports whether addr is a member's gossip address.
+func (f *faultLayer) knownAddr(addr string) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	_, ok := f.addrs[addr]
+	return ok
+}
+
 func (f *faultLayer) blockedAddr(addr string) bool {
 	s := f.state.Load()
 	if len(s.rules.Block) == 0 && len(s.rules.Stall) == 0 {
@@ -175,8 +183,9 @@ type gossipTransport struct {
 	wg       sync.WaitGroup
 	// host names this node's loopback source address for streams it
 	// dials; limit bounds the streams it accepts (gossip_limit.go).
-	host  string
-	limit streamLimit
+	host      string
+	limit     streamLimit
+	strangers packetBudget
 }
 
 func newGossipTransport(inner memberlist.NodeAwareTransport, f *faultLayer, host string) *gossipTransport {
@@ -193,6 +202,9 @@ func newGossipTransport(inner memberlist.NodeAwareTransport, f *faultLayer, host
 			case p := <-inner.PacketCh():
 				if p.From != nil && f.blockedAddr(p.From.String()) {
 					continue
+				}
+				if p.From != nil && !f.knownAddr(p.From.String()) && !t.strangers.allow(time.Now()) {
+					continue // junk beyond the strangers' rate (gossip_limit.go)
 				}
 				select {
 				case t.packets <- p:

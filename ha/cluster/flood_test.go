@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/ha"
 )
 
 // floodYAML is a failure-free run: its verdict is precise unless the
@@ -29,22 +32,26 @@ spares: 1
 
 // flooder attacks one node's control and gossip ports until stopped, the
 // way the attacks on an unbounded node held it at gigabytes: many
-// concurrent connections rather than raw throughput (which would only
-// measure who gets the machine's CPU). Control: forged requests (a
-// well-formed wrong tag, 1 MiB bodies) and idle connections; gossip:
-// streams announcing 20 MB and sending it in 256 KiB steps, idle
-// streams, and UDP junk. Each attacker pauses between steps, so the
-// flood does not take the machine's two cores from the run.
+// concurrent connections each pushing a large announced body, rather
+// than raw throughput (which would only measure who gets the machine's
+// two cores). Control: forged requests (a well-formed wrong tag, 1 MiB
+// announced) and idle connections; gossip: streams announcing 20 MB of
+// encrypted state, idle streams, and UDP junk. Every attacker sends
+// 64 KiB at a time and pauses between steps. peak samples the node's
+// resident memory (VmHWM, kB) while it runs.
 type flooder struct {
 	stop                     chan struct{}
 	wg                       sync.WaitGroup
 	requests, streams, bytes atomic.Int64
+	peak                     atomic.Int64
 }
 
-func startFlood(control, gossip string) *flooder {
+func startFlood(control, gossip string, pid int) *flooder {
 	f := &flooder{stop: make(chan struct{})}
-	chunk := make([]byte, 256<<10)
-	head := []byte{9, 1, 0x31, 0x2d, 0} // memberlist's encrypted-message type, then 20 MB announced
+	chunk := make([]byte, 64<<10)
+	// memberlist's encrypted-message type (10), then 20 MB announced: an
+	// unbounded node buffers what follows until it has all of it.
+	head := []byte{10, 1, 0x31, 0x2d, 0}
 	pause := func(d time.Duration) bool {
 		select {
 		case <-f.stop:
@@ -63,23 +70,23 @@ func startFlood(control, gossip string) *flooder {
 					_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 					counter.Add(1)
 					if first(c) == nil {
-						for range 4 * 20 { // up to 20 MB, until the node closes it
+						for range 320 { // up to 20 MB, until the node closes it
 							n, err := c.Write(chunk)
 							f.bytes.Add(int64(n))
-							if err != nil || !pause(20*time.Millisecond) {
+							if err != nil || !pause(25*time.Millisecond) {
 								break
 							}
 						}
 					}
 					c.Close()
 				}
-				if !pause(20 * time.Millisecond) {
+				if !pause(50 * time.Millisecond) {
 					return
 				}
 			}
 		}()
 	}
-	for range 32 {
+	for range 16 {
 		attacker(control, func(c net.Conn) error {
 			_, err := io.WriteString(c, forgedControlHeader(1<<20))
 			return err
@@ -108,7 +115,7 @@ func startFlood(control, gossip string) *flooder {
 		<-f.stop
 	}()
 	f.wg.Add(1)
-	go func() { // UDP junk at the gossip port
+	go func() { // UDP junk at the gossip port, 500 packets a second
 		defer f.wg.Done()
 		c, err := net.Dial("udp", gossip)
 		if err != nil {
@@ -116,10 +123,23 @@ func startFlood(control, gossip string) *flooder {
 		}
 		defer c.Close()
 		for {
-			for range 20 {
+			for range 10 {
 				_, _ = c.Write(chunk[:1400])
 			}
 			if !pause(20 * time.Millisecond) {
+				return
+			}
+		}
+	}()
+	f.wg.Add(1)
+	go func() { // the node's peak memory
+		defer f.wg.Done()
+		n := attackedNode{cmd: &exec.Cmd{Process: &os.Process{Pid: pid}}}
+		for {
+			if kb := n.status("VmHWM"); kb > f.peak.Load() {
+				f.peak.Store(kb)
+			}
+			if !pause(50 * time.Millisecond) {
 				return
 			}
 		}
@@ -151,7 +171,7 @@ func TestFloodedNodeKeepsAPreciseRun(t *testing.T) {
 				var rd Ready
 				if err == nil && json.Unmarshal(b, &rd) == nil && rd.Metrics != "" {
 					mu.Lock()
-					f = startFlood(rd.Metrics, rd.Gossip)
+					f = startFlood(rd.Metrics, rd.Gossip, rd.PID)
 					mu.Unlock()
 					return
 				}
@@ -164,10 +184,14 @@ func TestFloodedNodeKeepsAPreciseRun(t *testing.T) {
 	defer mu.Unlock()
 	require.NotNil(t, f, "B's ready file was never written")
 	f.halt()
-	t.Logf("flood: %d forged control requests, %d gossip streams, %d MB written", f.requests.Load(), f.streams.Load(), f.bytes.Load()>>20)
+	t.Logf("flood: %d forged control requests, %d gossip streams, %d MB written; B's peak memory %d MB",
+		f.requests.Load(), f.streams.Load(), f.bytes.Load()>>20, f.peak.Load()>>10)
 	assert.Positive(t, f.requests.Load())
 	assert.Positive(t, f.streams.Load())
+	assert.Less(t, f.peak.Load(), int64(200<<10), "B's peak memory (kB) stays within tens of MB")
 	rec := cmp.Result.Runs[0].Recovery
-	assert.Equal(t, "precise", rec.Type, "a flooded failure-free run: %d missing, %d wrong, %d duplicates", rec.Missing, rec.Wrong, rec.Duplicates)
-	assert.Nil(t, rec.DetectionMs, "no host was declared dead")
+	assert.Equal(t, "precise", rec.Type, "a flooded failure-free run: %d missing, %d wrong, %d duplicates: %v", rec.Missing, rec.Wrong, rec.Duplicates, rec.Explanations)
+	for _, ev := range cmp.Runs[0].Trace.Events() {
+		assert.NotEqual(t, ha.EvTakeover, ev.Kind, "no host was declared dead: %+v", ev)
+	}
 }

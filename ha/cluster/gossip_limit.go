@@ -25,6 +25,14 @@ const (
 	gossipStreamTimeout     = 5 * time.Second
 )
 
+// gossipStrangerPackets is how many UDP packets a second the gossip port
+// hands memberlist from addresses that are no member's (a joining host's
+// first packets, or junk); packets from members always pass. memberlist
+// decrypts every packet it is handed in one goroutine, and the probes
+// and acks of the failure detector wait behind them: junk beyond this
+// rate is dropped before it is decrypted.
+const gossipStrangerPackets = 200
+
 // errGossipStreamTooLong is the read error of a stream past its bound.
 var errGossipStreamTooLong = errors.New("gossip stream above its byte bound")
 
@@ -108,3 +116,30 @@ func (b *boundedStream) cap(t time.Time) time.Time {
 func (b *boundedStream) SetDeadline(t time.Time) error      { return b.Conn.SetDeadline(b.cap(t)) }
 func (b *boundedStream) SetReadDeadline(t time.Time) error  { return b.Conn.SetReadDeadline(b.cap(t)) }
 func (b *boundedStream) SetWriteDeadline(t time.Time) error { return b.Conn.SetWriteDeadline(b.cap(t)) }
+
+// packetBudget is a token bucket of gossipStrangerPackets a second (burst
+// as large), for packets from strangers.
+type packetBudget struct {
+	mu      sync.Mutex
+	tokens  float64
+	last    time.Time
+	dropped atomic.Int64
+}
+
+// allow takes a token at now, or counts a dropped packet.
+func (b *packetBudget) allow(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.last.IsZero() {
+		b.tokens = gossipStrangerPackets
+	} else {
+		b.tokens = min(gossipStrangerPackets, b.tokens+now.Sub(b.last).Seconds()*gossipStrangerPackets)
+	}
+	b.last = now
+	if b.tokens < 1 {
+		b.dropped.Add(1)
+		return false
+	}
+	b.tokens--
+	return true
+}
