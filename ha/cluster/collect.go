@@ -115,7 +115,8 @@ func Collect(e *experiment.Experiment, strategy, dir string, reference Reference
 			if err == nil {
 				err = fmt.Errorf("%s: %w: the node never finished it (killed, or its writes failed)", PartialTraceFile(dir, h), ErrIncompleteTrace)
 			}
-			return nil, fmt.Errorf("collect: %w; refusing to classify the run from it", err)
+			return nil, fmt.Errorf("collect: %w; refusing to classify the run from it "+
+				"(only a host the experiment's fault schedule crashes may leave an unfinished trace)", err)
 		}
 		if tr != nil {
 			found++
