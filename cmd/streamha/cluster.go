@@ -313,6 +313,9 @@ func clusterCommand(f clusterFlags, e *experiment.Experiment) string {
 	if f.profile != cluster.ProfileTuned {
 		parts = append(parts, "--profile", f.profile)
 	}
+	if f.insecure {
+		parts = append(parts, "--insecure")
+	}
 	if f.netns {
 		parts = append(parts, "--netns")
 	}
