@@ -1,13 +1,18 @@
 package cluster
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
 
 // faultLateWarn is how late an applied fault may be before the launcher
-// warns that the run did not get the schedule it planned.
-const faultLateWarn = 100 * time.Millisecond
+// warns that the run did not get the schedule it planned; faultLateNote,
+// before result.json's faults list says so beside the plan.
+const (
+	faultLateWarn = 100 * time.Millisecond
+	faultLateNote = 500 * time.Millisecond
+)
 
 // AppliedTime is one fault action as result.json records it: when it was
 // planned and when the launcher applied it, in ms since the start.
@@ -30,4 +35,18 @@ func appliedTimes(applied []AppliedFault) ([]AppliedTime, time.Duration) {
 		late = max(late, a.At-a.Planned)
 	}
 	return out, late
+}
+
+// lateFaults describes, for result.json's faults, the actions of
+// strategy's run applied more than faultLateNote after their planned time,
+// so the list that states the plan also states what happened.
+func lateFaults(strategy string, at []AppliedTime) []string {
+	var out []string
+	for _, a := range at {
+		if a.LateMs > float64(faultLateNote.Milliseconds()) {
+			out = append(out, fmt.Sprintf("%s: %s applied at %.2fs, planned at %.2fs (%.2fs late)",
+				strategy, a.What, a.AppliedMs/1000, a.PlannedMs/1000, a.LateMs/1000))
+		}
+	}
+	return out
 }

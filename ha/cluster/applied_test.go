@@ -20,4 +20,9 @@ func TestAppliedTimesStateWhenFaultsHappened(t *testing.T) {
 		{What: "pause A for 1s", PlannedMs: 8300, AppliedMs: 13161, LateMs: 4861},
 	}, at)
 	assert.Equal(t, 8760*time.Millisecond, late)
+	assert.Equal(t, []string{
+		"amnesia: kill B applied at 13.16s, planned at 4.40s (8.76s late)",
+		"amnesia: pause A for 1s applied at 13.16s, planned at 8.30s (4.86s late)",
+	}, lateFaults("amnesia", at))
+	assert.Empty(t, lateFaults("amnesia", []AppliedTime{{What: "kill B", PlannedMs: 1000, AppliedMs: 1001, LateMs: 1}}))
 }

@@ -241,6 +241,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 			if late > faultLateWarn {
 				cfg.Log.Printf("%s: warning: a fault was applied %s after its planned time (runs[].extra.faults_applied)", name, late.Round(time.Millisecond))
 			}
+			res.Faults = append(res.Faults, lateFaults(name, at)...)
 		}
 		if rep := spec.chaos; rep != nil {
 			if err := l.finishChaos(rep, name, out, ref, run.Recovery); err != nil {
