@@ -543,7 +543,14 @@ func (m *memberlistLog) Write(p []byte) (int, error) {
 	if strings.Contains(s, "[DEBUG]") || (m.closing.Load() && strings.Contains(s, "use of closed network connection")) {
 		return len(p), nil
 	}
-	m.noise.Printf("%s", s)
+	if strings.Contains(s, "[ERR]") {
+		// What strangers cause (packets that fail to decrypt, streams
+		// that fail to read) is an error line: rate-limited. Suspicions
+		// and deaths are not.
+		m.noise.Printf("%s", s)
+		return len(p), nil
+	}
+	m.l.Print(s)
 	return len(p), nil
 }
 
