@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"html"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/internal/safefile"
 )
 
 // A report is built once as a document of blocks and rendered both as
@@ -363,17 +363,17 @@ func writeDoc(dir string, d *document, t *table, figs []Figure, extra map[string
 	if err := WriteFigures(dir, figs); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.md"), d.markdown(), 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, "report.md"), d.markdown()); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.html"), d.html(), 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, "report.html"), d.html()); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	c, err := t.csv()
 	if err != nil {
 		return fmt.Errorf("write results.csv: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "results.csv"), c, 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, "results.csv"), c); err != nil {
 		return fmt.Errorf("write results.csv: %w", err)
 	}
 	obj := map[string]any{"rows": t.records()}

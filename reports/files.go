@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/internal/safefile"
 )
 
 // WriteJSON writes v as indented JSON to path.
@@ -18,10 +18,9 @@ func WriteJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	// Under a temporary name, renamed when whole: a full disk never
+	// leaves a truncated result.json.
+	return safefile.WriteFile(path, append(b, '\n'))
 }
 
 // ReadResult reads a result.json of at most MaxResultFile bytes and checks
@@ -41,9 +40,10 @@ func ReadResult(path string) (*metrics.Result, error) {
 	return r, nil
 }
 
-// WriteTrace writes a trace as JSON Lines.
+// WriteTrace writes a trace as JSON Lines, under a temporary name renamed
+// to path once the whole trace is written.
 func WriteTrace(path string, trace *ha.Trace) error {
-	f, err := os.Create(path)
+	f, err := safefile.Create(path)
 	if err != nil {
 		return fmt.Errorf("write trace: %w", err)
 	}
@@ -51,15 +51,15 @@ func WriteTrace(path string, trace *ha.Trace) error {
 	ew := ha.NewEventWriter(w)
 	for e := range trace.All() {
 		if err := ew.Write(&e); err != nil {
-			f.Close()
+			f.Abort()
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 	}
 	if err := w.Flush(); err != nil {
-		f.Close()
+		f.Abort()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return f.Close()
+	return f.Commit()
 }
 
 // ReadTrace reads a trace written by WriteTrace: one JSON event per line
@@ -68,7 +68,7 @@ func WriteTrace(path string, trace *ha.Trace) error {
 // error names the file and the line. Event times are range-checked
 // (checkEvent); the file must be a regular one.
 func ReadTrace(path string) (*ha.Trace, error) {
-	f, err := openRegular(path)
+	f, err := openTrace(path)
 	if err != nil {
 		return nil, err
 	}

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"time"
 
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/internal/safefile"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -42,41 +42,15 @@ func checkStrategyName(field, s string) error {
 	return nil
 }
 
-// openRegular opens path for reading if it is a regular file (a symbolic
-// link to /dev/zero or a pipe is refused).
-func openRegular(path string) (*os.File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, st.Mode().Type())
-	}
-	return f, nil
+// openTrace opens a trace for reading if it is a regular file of at most
+// safefile.MaxTraceFile bytes (a symbolic link to /dev/zero or a pipe is
+// refused without blocking).
+func openTrace(path string) (*safefile.File, error) {
+	return safefile.Open(path, safefile.MaxTraceFile)
 }
 
 // readBounded reads a regular file of at most max bytes.
-func readBounded(path string, max int64) ([]byte, error) {
-	f, err := openRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
-	}
-	return b, nil
-}
+func readBounded(path string, max int64) ([]byte, error) { return safefile.ReadFile(path, max) }
 
 // decodeStrict decodes one JSON value of b into v: unknown fields are
 // allowed (files of newer versions), anything after the value is not, and

@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/internal/safefile"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 )
@@ -103,7 +103,7 @@ type result struct {
 // directory dir and checks that the rerun classifies exactly as recorded.
 func Load(dir, strategy string) (*Run, error) {
 	path := filepath.Join(dir, "result.json")
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.MaxSmallFile)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --run: %w (give the directory 'streamha run --out DIR' wrote)", ErrUsage, err)
 	}

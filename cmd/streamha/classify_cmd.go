@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/internal/safefile"
 	"github.com/streamha/streamha/reports"
 )
 
@@ -106,12 +106,13 @@ func readOutputLog(path string) (outputLog, error) {
 // isTraceFile reports whether the first non-blank line of path is a trace
 // event ({"t":…, "kind":…}) rather than an output ({"id":…}).
 func isTraceFile(path string) (bool, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.MaxTraceFile)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	br := bufio.NewReader(f)
+	// The first line is read up to classify.MaxLineBytes and no further.
+	br := bufio.NewReader(io.LimitReader(f, classify.MaxLineBytes))
 	for {
 		line, err := br.ReadBytes('\n')
 		if t := bytes.TrimSpace(line); len(t) > 0 {
@@ -133,7 +134,7 @@ func isTraceFile(path string) (bool, error) {
 }
 
 func readLog(path string) ([]classify.Output, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.MaxTraceFile)
 	if err != nil {
 		return nil, usage("%w", err)
 	}

@@ -32,6 +32,7 @@ type clusterFlags struct {
 	seed                                                int64
 	duration, startup                                   time.Duration
 	json, noBaseline, ffOverhead, quiet, force          bool
+	insecure                                            bool
 	netns                                               bool
 	chaos, chaosWindow                                  time.Duration
 	chaosKinds                                          []string
@@ -67,7 +68,8 @@ func newClusterCmd() *cobra.Command {
 	fl.BoolVar(&f.json, "json", false, "print result.json on stdout instead of the table")
 	fl.DurationVar(&f.duration, "duration", 0, "shorten or lengthen the run; fault times scale in proportion (default: the experiment's)")
 	fl.DurationVar(&f.startup, "startup", 0, "how long the processes may take to start and see each other before the run fails (default 30s)")
-	fl.StringVar(&f.secretFile, "secret-file", "", "cluster secret file (default: $"+cluster.SecretEnv+"; none = no encryption or authentication)")
+	fl.StringVar(&f.secretFile, "secret-file", "", "cluster secret file (default: $"+cluster.SecretEnv+"; none = a fresh random secret for this run's nodes)")
+	fl.BoolVar(&f.insecure, "insecure", false, "run the nodes without a secret: gossip in clear, nothing authenticated (anyone reaching the ports can join, forge messages and control the run)")
 	fl.StringVar(&f.profile, "profile", cluster.ProfileTuned, "failure-detector profile: tuned (~0.3–0.5 s), steady (~1 s, tolerates a loaded machine), local or lan (seconds)")
 	fl.BoolVar(&f.noBaseline, "no-baseline", false, "skip the failure-free no-HA run (no overhead ratios)")
 	fl.BoolVar(&f.ffOverhead, "failure-free-overhead", false, "measure each strategy's overhead in an extra failure-free run (doubles the time)")
@@ -164,6 +166,9 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	if err != nil {
 		return usageErr{err}
 	}
+	if f.insecure && len(secret) > 0 {
+		return usage("--insecure: a cluster secret is set ($%s or --secret-file); drop one of them", cluster.SecretEnv)
+	}
 	if _, err := cluster.MemberlistConfig(f.profile); err != nil {
 		return usage("--profile: %w", err)
 	}
@@ -196,7 +201,7 @@ func runCluster(cmd *cobra.Command, f clusterFlags) error {
 	cmp, err := cluster.Launch(ctx, cluster.LaunchConfig{
 		Reference:  sim.ReferenceTrace,
 		Experiment: e, Strategies: names, Exe: exe, Args: []string{"node"}, Out: dir,
-		Secret: secret, Profile: f.profile, Startup: f.startup, Baseline: !f.noBaseline,
+		Secret: secret, Insecure: f.insecure, Profile: f.profile, Startup: f.startup, Baseline: !f.noBaseline,
 		FailureFreeOverhead: f.ffOverhead, OverheadRounds: f.overheadRounds, Chaos: chaos, Log: lg, CPUProfileDir: f.cpuProfileDir,
 		Netns: f.netns,
 	})
@@ -308,6 +313,9 @@ func clusterCommand(f clusterFlags, e *experiment.Experiment) string {
 	if f.profile != cluster.ProfileTuned {
 		parts = append(parts, "--profile", f.profile)
 	}
+	if f.insecure {
+		parts = append(parts, "--insecure")
+	}
 	if f.netns {
 		parts = append(parts, "--netns")
 	}
@@ -352,6 +360,9 @@ func clusterThroughput(ctx context.Context, n int) (float64, error) {
 	cmp, err := cluster.Launch(ctx, cluster.LaunchConfig{
 		Reference:  sim.ReferenceTrace,
 		Experiment: e, Strategies: []string{"none"}, Exe: exe, Args: []string{"node"}, Out: dir,
+		// The throughput figure is the data plane's without frame tags, as
+		// docs/benchmarks.md states; nodes on loopback for one second.
+		Insecure: true,
 	})
 	if err != nil {
 		return 0, err
@@ -411,6 +422,9 @@ func clusterOverhead(ctx context.Context, e *experiment.Experiment, rounds int, 
 		Reference:  sim.ReferenceTrace,
 		Experiment: e, Strategies: names, Exe: exe, Args: []string{"node"}, Out: dir,
 		Baseline: true, FailureFreeOverhead: true, OverheadRounds: rounds,
+		// The overhead ratios in docs/benchmarks.md are measured without
+		// frame tags (both sides of each ratio alike).
+		Insecure: true,
 	})
 	if err != nil {
 		return nil, err

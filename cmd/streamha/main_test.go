@@ -118,6 +118,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"overhead rounds without baseline", []string{"cluster", "--overhead-rounds", "3", "--no-baseline"}, "drop --no-baseline"},
 		{"overhead rounds of collected traces", []string{"cluster", "--overhead-rounds", "3", "--collect", t.TempDir(), "--strategy", "amnesia"}, "--collect launches no runs"},
 		{"netns with collected traces", []string{"cluster", "--netns", "--collect", t.TempDir(), "--strategy", "amnesia"}, "--netns: --collect launches no runs"},
+		{"insecure with a secret", []string{"cluster", "--insecure", "--secret-file", writeFile(t, "secret", "a cluster secret\n")}, "--insecure: a cluster secret is set"},
 		{"classify missing flags", []string{"classify"}, "--expected"},
 		{"classify missing file", []string{"classify", "--expected", good, "--observed", "/nonexistent/o.jsonl"}, "o.jsonl"},
 		{"classify bad line", []string{"classify", "--expected", good, "--observed", writeFile(t, "o.jsonl", `{"id":"a"}`+"\n{oops\n")}, "o.jsonl:2"},

@@ -19,13 +19,16 @@ func newNodeCmd() *cobra.Command {
 			"as a real process: memberlist for membership and failure detection, TCP for the data plane,\n" +
 			"a Prometheus /metrics endpoint, Go profiling under /debug/pprof/ and a small control endpoint\n" +
 			"(POST /fault, POST /stop); --cpuprofile FILE writes a CPU profile of the run.\n" +
-			"It writes <out>/<host>.trace.jsonl and stops at the experiment's end (duration + drain).\n" +
+			"It writes <out>/<host>.trace.jsonl (as <host>.trace.jsonl.partial until it is whole; a node whose\n" +
+			"trace cannot be written exits non-zero) and stops at the experiment's end (duration + drain).\n" +
 			"With a cluster secret (--secret-file or $STREAMHA_SECRET) gossip is encrypted and every\n" +
-			"data frame is authenticated with HMAC-SHA256; peers without it are rejected.",
+			"data frame and control request is authenticated with HMAC-SHA256; peers without it are rejected.\n" +
+			"Without a secret the node refuses to start unless --insecure is given: then anyone who can reach\n" +
+			"its ports can join, forge tuples and routes, and start, stop or fault the run.",
 		Example: "  streamha node --strategy amnesia --host sink --bind 10.0.0.5:7946 --data-addr 10.0.0.5:7947 \\\n" +
-			"      --start 1767225600000000000 --out /data\n" +
+			"      --secret-file /etc/streamha/secret --start 1767225600000000000 --out /data\n" +
 			"  streamha node --strategy amnesia --host B --bind 10.0.0.6:7946 --data-addr 10.0.0.6:7947 \\\n" +
-			"      --join 10.0.0.5:7946 --start 1767225600000000000 --out /data",
+			"      --join 10.0.0.5:7946 --secret-file /etc/streamha/secret --start 1767225600000000000 --out /data",
 	}
 	opts := cluster.BindNodeFlags(c.Flags())
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -38,6 +41,9 @@ func newNodeCmd() *cobra.Command {
 		}
 		if err := checkNodeHost(o); err != nil {
 			return err
+		}
+		if err := cluster.CheckSecret(o.Secret, o.Insecure); err != nil {
+			return usageErr{err}
 		}
 		ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 		defer stop()

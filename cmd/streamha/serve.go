@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,18 +22,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/internal/safefile"
 	"github.com/streamha/streamha/reports"
 )
 
 func newServeCmd() *cobra.Command {
 	var addr string
+	var allowHosts []string
 	c := &cobra.Command{
 		Use:   "serve [DIR]",
 		Short: "Browse the runs and sweeps under DIR (default streamha-out) in a local web page",
 		Long: "serve starts a web server, bound to localhost by default, with a page that lists every run and\n" +
 			"sweep under DIR (experiment, seed, mode, each strategy's verdict and recovery time), opens their\n" +
 			"reports and files, and puts two runs side by side. It reads the directories on every request, so\n" +
-			"new runs appear on reload. Ctrl-C stops it (exit status 0).",
+			"new runs appear on reload. Ctrl-C stops it (exit status 0). It serves only regular files of at\n" +
+			"most 1 GiB that resolve inside DIR (no symbolic link out of it), and only to requests whose Host is\n" +
+			"the address it listens on (--allow-host adds a name).",
 		Example: "  streamha serve\n  streamha serve results --addr 127.0.0.1:9000",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,12 +52,15 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return usage("--addr: %w", err)
 			}
-			srv := &http.Server{Handler: newBrowser(root), ReadHeaderTimeout: 10 * time.Second}
+			for i, h := range allowHosts {
+				allowHosts[i] = strings.ToLower(h)
+			}
+			srv := newServeServer(hostCheck(ln.Addr(), allowHosts, newBrowser(root)))
 			fmt.Fprintf(cmd.OutOrStdout(), "serving %s at http://%s/ (Ctrl-C stops)\n", root, ln.Addr())
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			done := make(chan error, 1)
-			go func() { done <- srv.Serve(ln) }()
+			go func() { done <- srv.Serve(limitServe(ln)) }()
 			select {
 			case err := <-done:
 				return fmt.Errorf("serve: %w", err)
@@ -70,6 +78,7 @@ func newServeCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:8700", "address to listen on (host:port; port 0 picks a free one)")
+	c.Flags().StringSliceVar(&allowHosts, "allow-host", nil, "also answer requests whose Host header is this name (a reverse proxy's); repeat or comma-separate")
 	return c
 }
 
@@ -77,10 +86,19 @@ func newServeCmd() *cobra.Command {
 type browser struct {
 	root  string
 	files http.Handler
+	// dir is root opened as an os.Root: every file is read through it,
+	// so nothing outside root is ever read (serve_guard.go).
+	dir *os.Root
 }
 
 func newBrowser(root string) http.Handler {
-	b := &browser{root: root, files: http.StripPrefix("/files/", http.FileServerFS(os.DirFS(root)))}
+	dir, err := os.OpenRoot(root)
+	if err != nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, fmt.Sprintf("serve: %v", err), http.StatusInternalServerError)
+		})
+	}
+	b := &browser{root: root, dir: dir, files: confinedFiles{root: dir}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", b.index)
 	mux.HandleFunc("GET /compare", b.compare)
@@ -123,19 +141,19 @@ func (b *browser) scan() ([]browsedRun, []browsedSweep, error) {
 		if strings.Count(rel, "/") > 4 {
 			return fs.SkipDir
 		}
-		if fi, err := os.Stat(filepath.Join(p, reports.ResultFile)); err == nil {
+		if fi, err := b.dir.Stat(path.Join(rel, reports.ResultFile)); err == nil {
 			var r metrics.Result
-			if raw, err := os.ReadFile(filepath.Join(p, reports.ResultFile)); err == nil && json.Unmarshal(raw, &r) == nil {
-				runs = append(runs, browsedRun{Dir: rel, Result: &r, Report: exists(filepath.Join(p, "report.html")), When: fi.ModTime()})
+			if raw, err := safefile.ReadFileIn(b.dir, path.Join(rel, reports.ResultFile), reports.MaxResultFile); err == nil && json.Unmarshal(raw, &r) == nil {
+				runs = append(runs, browsedRun{Dir: rel, Result: &r, Report: b.exists(path.Join(rel, "report.html")), When: fi.ModTime()})
 			}
 			return fs.SkipDir
 		}
-		if raw, err := os.ReadFile(filepath.Join(p, reports.SweepMetaFile)); err == nil {
+		if raw, err := safefile.ReadFileIn(b.dir, path.Join(rel, reports.SweepMetaFile), reports.MaxResultFile); err == nil {
 			var meta reports.SweepMeta
 			if json.Unmarshal(raw, &meta) == nil && meta.Sweep != nil {
 				sweeps = append(sweeps, browsedSweep{
-					Dir: rel, Name: meta.Sweep.Name, Points: countLines(filepath.Join(p, reports.SweepPointsFile)),
-					Command: meta.Command, Report: exists(filepath.Join(p, "report.html")),
+					Dir: rel, Name: meta.Sweep.Name, Points: b.countLines(path.Join(rel, reports.SweepPointsFile)),
+					Command: meta.Command, Report: b.exists(path.Join(rel, "report.html")),
 				})
 			}
 			return fs.SkipDir
@@ -146,8 +164,9 @@ func (b *browser) scan() ([]browsedRun, []browsedSweep, error) {
 	return runs, sweeps, err
 }
 
-func exists(p string) bool {
-	_, err := os.Stat(p)
+// exists reports whether name resolves to a file inside the root.
+func (b *browser) exists(name string) bool {
+	_, err := b.dir.Stat(name)
 	return err == nil
 }
 
@@ -282,13 +301,30 @@ var comparePage = template.Must(template.New("compare").Funcs(pageFuncs).Parse(`
 </div>
 </body></html>`))
 
-// countLines counts the lines of a file (0 when it cannot be read).
-func countLines(path string) int {
-	f, err := os.Open(path)
+// countLines counts the lines of a regular file inside the root of at
+// most reports.MaxPointsFile bytes (0 when it cannot be read).
+func (b *browser) countLines(name string) int {
+	f, err := safefile.OpenIn(b.dir, name, reports.MaxPointsFile)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
+	return linesOf(f)
+}
+
+// countLines counts the lines of the regular file at path, as
+// browser.countLines does.
+func countLines(path string) int {
+	f, err := safefile.Open(path, reports.MaxPointsFile)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	return linesOf(f)
+}
+
+// linesOf counts the lines of f; a line over 64 MiB ends the count.
+func linesOf(f *safefile.File) int {
 	n := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)

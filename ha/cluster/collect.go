@@ -12,6 +12,7 @@ import (
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/internal/safefile"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -22,11 +23,21 @@ func byTime(events []ha.Event) *ha.Trace {
 	return ha.NewTrace(events...)
 }
 
-// ReadTraceTolerant reads a node's JSONL trace. A process killed with
-// SIGKILL may leave a partial last line; it is ignored. A missing file is
-// an empty trace only if the node never got to create it.
+// ReadTraceTolerant reads a node's JSONL trace, or while the node runs
+// (and after it was killed) the partial file it writes first
+// (PartialTraceFile). A process killed with SIGKILL may leave a partial
+// last line; it is ignored. A missing file is an empty trace only if the
+// node never got to create it.
 func ReadTraceTolerant(path string) ([]ha.Event, error) {
-	f, err := os.Open(path)
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return readTraceFile(path + ".partial")
+	}
+	return readTraceFile(path)
+}
+
+// readTraceFile is ReadTraceTolerant of exactly path.
+func readTraceFile(path string) ([]ha.Event, error) {
+	f, err := safefile.Open(path, safefile.MaxTraceFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
@@ -87,10 +98,25 @@ func Collect(e *experiment.Experiment, strategy, dir string, reference Reference
 	}
 	var events []ha.Event
 	found := 0
-	for _, h := range e.Topology(st).Hosts() {
-		tr, err := ReadTraceTolerant(TraceFileOf(dir, h))
-		if err != nil {
+	topo := e.Topology(st)
+	sched, err := e.Schedule(topo, strategy)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range topo.Hosts() {
+		tr, complete, err := readNodeTrace(dir, h)
+		if err != nil && !errors.Is(err, ErrIncompleteTrace) {
 			return nil, err
+		}
+		if !complete && !crashedIn(sched, h) {
+			// Only a host the schedule kills may leave its trace unfinished:
+			// a cut or unfinished trace of any other would be classified as
+			// outputs the run never lost.
+			if err == nil {
+				err = fmt.Errorf("%s: %w: the node never finished it (killed, or its writes failed)", PartialTraceFile(dir, h), ErrIncompleteTrace)
+			}
+			return nil, fmt.Errorf("collect: %w; refusing to classify the run from it "+
+				"(only a host the experiment's fault schedule crashes may leave an unfinished trace)", err)
 		}
 		if tr != nil {
 			found++
@@ -124,4 +150,14 @@ func Collect(e *experiment.Experiment, strategy, dir string, reference Reference
 	}
 	res.Runs = append(res.Runs, run)
 	return &Comparison{Result: res, Reference: ref, Runs: []RunOutcome{{Strategy: strategy, Dir: dir, Trace: trace}}}, nil
+}
+
+// crashedIn reports whether the schedule kills host.
+func crashedIn(faults []experiment.Fault, host string) bool {
+	for _, f := range faults {
+		if f.Kind == experiment.FaultCrash && f.Host == host {
+			return true
+		}
+	}
+	return false
 }

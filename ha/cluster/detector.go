@@ -176,7 +176,7 @@ func NewDetector(cfg DetectorConfig, faults *faultLayer) (*Detector, error) {
 	mc.Logger = logger
 	d := &Detector{faults: faults, notify: cfg.Notify, data: map[string]string{}}
 	d.meta, _ = json.Marshal(nodeMeta{Data: cfg.DataAddr})
-	d.gt = newGossipTransport(nt, faults)
+	d.gt = newGossipTransport(nt, faults, cfg.Host)
 	mc.Transport = d.gt
 	mc.Delegate = (*metaDelegate)(d)
 	mc.Events = (*eventDelegate)(d)

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/streamha/streamha/internal/netlimit"
 )
 
 // FaultRules are the network faults a node applies to its own traffic:
@@ -147,6 +150,14 @@ func (f *faultLayer) learnAddr(addr, host string) {
 	f.mu.Unlock()
 }
 
+// knownAddr reports whether addr is a member's gossip address.
+func (f *faultLayer) knownAddr(addr string) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	_, ok := f.addrs[addr]
+	return ok
+}
+
 func (f *faultLayer) blockedAddr(addr string) bool {
 	s := f.state.Load()
 	if len(s.rules.Block) == 0 && len(s.rules.Stall) == 0 {
@@ -170,11 +181,16 @@ type gossipTransport struct {
 	draining chan struct{}
 	stop     chan struct{}
 	wg       sync.WaitGroup
+	// host names this node's loopback source address for streams it
+	// dials; limit bounds the streams it accepts (gossip_limit.go).
+	host      string
+	limit     streamLimit
+	strangers packetBudget
 }
 
-func newGossipTransport(inner memberlist.NodeAwareTransport, f *faultLayer) *gossipTransport {
+func newGossipTransport(inner memberlist.NodeAwareTransport, f *faultLayer, host string) *gossipTransport {
 	t := &gossipTransport{
-		inner: inner, faults: f,
+		inner: inner, faults: f, host: host, limit: streamLimit{byAddr: map[string]int{}},
 		packets: make(chan *memberlist.Packet), streams: make(chan net.Conn),
 		draining: make(chan struct{}), stop: make(chan struct{}),
 	}
@@ -186,6 +202,9 @@ func newGossipTransport(inner memberlist.NodeAwareTransport, f *faultLayer) *gos
 			case p := <-inner.PacketCh():
 				if p.From != nil && f.blockedAddr(p.From.String()) {
 					continue
+				}
+				if p.From != nil && !f.knownAddr(p.From.String()) && !t.strangers.allow(time.Now()) {
+					continue // junk beyond the strangers' rate (gossip_limit.go)
 				}
 				select {
 				case t.packets <- p:
@@ -201,6 +220,9 @@ func newGossipTransport(inner memberlist.NodeAwareTransport, f *faultLayer) *gos
 		for {
 			select {
 			case c := <-inner.StreamCh():
+				if c = t.limit.admit(c); c == nil {
+					continue
+				}
 				select {
 				case t.streams <- c:
 				case <-t.draining:
@@ -238,14 +260,14 @@ func (t *gossipTransport) DialTimeout(addr string, timeout time.Duration) (net.C
 	if t.faults.blockedAddr(addr) {
 		return nil, fmt.Errorf("dial %s: partitioned by the fault layer", addr)
 	}
-	return t.inner.DialTimeout(addr, timeout)
+	return netlimit.DialContext(context.Background(), t.host, "tcp", addr, timeout)
 }
 
 func (t *gossipTransport) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (net.Conn, error) {
 	if t.faults.gossipCut(a.Name) || t.faults.blockedAddr(a.Addr) {
 		return nil, fmt.Errorf("dial %s (%s): partitioned by the fault layer", a.Name, a.Addr)
 	}
-	return t.inner.DialAddressTimeout(a, timeout)
+	return netlimit.DialContext(context.Background(), t.host, "tcp", a.Addr, timeout)
 }
 
 func (t *gossipTransport) StreamCh() <-chan net.Conn { return t.streams }

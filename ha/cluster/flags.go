@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -16,9 +17,29 @@ import (
 // --secret-file is not given.
 const SecretEnv = "STREAMHA_SECRET"
 
+// InsecureNote says what a cluster without a secret exposes.
+const InsecureNote = "without a cluster secret gossip is not encrypted and nothing is authenticated: " +
+	"anyone who can reach a node's ports can join the membership and declare hosts dead, inject or alter " +
+	"tuples, routes and checkpoints (one forged route can fence a healthy primary), and start, stop or " +
+	"inject faults into the run through the control endpoint"
+
+// ErrNoSecret is returned (wrapped) when a cluster would start without a
+// secret and --insecure was not given.
+var ErrNoSecret = errors.New("no cluster secret")
+
+// CheckSecret refuses an empty secret unless insecure is set.
+func CheckSecret(secret []byte, insecure bool) error {
+	if len(secret) > 0 || insecure {
+		return nil
+	}
+	return fmt.Errorf("%w: set $%s or --secret-file (e.g. %s=$(head -c 24 /dev/urandom | base64)), "+
+		"or pass --insecure to run without one on a machine and network you trust; %s",
+		ErrNoSecret, SecretEnv, SecretEnv, InsecureNote)
+}
+
 // LoadSecret reads the cluster secret from file (trailing newline
 // trimmed) or, when file is "", from $STREAMHA_SECRET. No secret is not an
-// error: the cluster then runs without encryption and authentication.
+// error here: CheckSecret decides whether the cluster may run without.
 func LoadSecret(file string) ([]byte, error) {
 	var s string
 	if file != "" {
@@ -62,7 +83,8 @@ func BindNodeFlags(fs *pflag.FlagSet) func() (NodeOptions, error) {
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", "127.0.0.1:0", "address of /metrics and the control endpoint (\"\" = off)")
 	fs.StringVar(&o.Out, "out", ".", "directory for the trace, ready file and logs")
 	fs.BoolVar(&o.AllowLarge, "allow-large", false, "check --config against the large ranges (docs/experiment.md, Ranges)")
-	fs.StringVar(&secretFile, "secret-file", "", "file holding the cluster secret (default: $"+SecretEnv+"; none = no encryption or authentication)")
+	fs.StringVar(&secretFile, "secret-file", "", "file holding the cluster secret (default: $"+SecretEnv+"; required unless --insecure)")
+	fs.BoolVar(&o.Insecure, "insecure", false, "run without a cluster secret: gossip in clear, nothing authenticated (anyone reaching the ports can join, forge messages and control the run)")
 	fs.Int64Var(&o.Start, "start", 0, "common start instant, Unix nanoseconds (0 = now)")
 	fs.BoolVar(&o.AwaitStart, "await-start", false, "once ready, wait for POST /start {\"at\": unix-ns} on the control endpoint (what 'streamha cluster' does)")
 	fs.StringVar(&o.Profile, "profile", ProfileTuned, "failure-detector profile: tuned (~0.3–0.5 s), steady (~1 s, tolerates CPU starvation), local or lan (seconds)")
@@ -124,6 +146,9 @@ func NodeMain(args []string) int {
 		return 2
 	}
 	o, err := opts()
+	if err == nil {
+		err = CheckSecret(o.Secret, o.Insecure)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "streamha node:", err)
 		return 2

@@ -250,7 +250,7 @@ func TestHandshakeSlotsPerAddress(t *testing.T) {
 		Host: "B", Keys: keysFor("per-address secret"), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
 		Deliver:       func(string, *ha.Message) {},
 		Resolve:       func(string) string { return "" },
-		MaxHandshakes: 16, MaxHandshakesPerAddr: 2, LimitLoopback: true,
+		MaxHandshakes: 16, MaxHandshakesPerAddr: 2,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { tr.Close() })

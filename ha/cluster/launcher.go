@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,7 +45,14 @@ type LaunchConfig struct {
 	// nodes' traces, ready files and logs.
 	Out string
 	// Secret, when set, is handed to the nodes through $STREAMHA_SECRET.
+	// When it is empty and Insecure is not set, Launch draws a fresh
+	// random secret for its nodes (they are its children, and the secret
+	// goes through their environment only), so a launched cluster is
+	// authenticated whether or not the user gave a secret.
 	Secret []byte
+	// Insecure runs the nodes without a secret (--insecure on each node):
+	// see InsecureNote.
+	Insecure bool
 	// Profile is the detector profile (default ProfileTuned).
 	Profile string
 	// Startup bounds the time from launching a run's processes until every
@@ -116,6 +125,16 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 	}
 	if cfg.Exe == "" {
 		return nil, errors.New("cluster: no node executable")
+	}
+	if cfg.Insecure {
+		cfg.Secret = nil
+		cfg.Log.Printf("warning: --insecure: %s", InsecureNote)
+	} else if len(cfg.Secret) == 0 {
+		var b [24]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("cluster: draw a secret for the run: %w", err)
+		}
+		cfg.Secret = []byte(base64.StdEncoding.EncodeToString(b[:]))
 	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("cluster: create output directory: %w", err)
@@ -218,6 +237,16 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Comparison, error) {
 			run.Overhead = metrics.OverheadOf(ffTrace, base)
 		}
 		run.Recovery = metrics.RecoveryWith(ref, tr, ro)
+		if at, late := appliedTimes(out.applied); len(at) > 0 {
+			// The times the faults were applied, beside the planned ones
+			// (res.Faults states the plan): a paused or starved launcher
+			// applies them late, and the figures are measured from these.
+			run.Extra["faults_applied"] = at
+			if late > faultLateWarn {
+				cfg.Log.Printf("%s: warning: a fault was applied %s after its planned time (runs[].extra.faults_applied)", name, late.Round(time.Millisecond))
+			}
+			res.Faults = append(res.Faults, lateFaults(name, at)...)
+		}
 		if rep := spec.chaos; rep != nil {
 			if err := l.finishChaos(rep, name, out, ref, run.Recovery); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
@@ -484,9 +513,15 @@ func (l *launcher) run(ctx context.Context, strategy string, spec *faultSpec, su
 	}
 	var trace []ha.Event
 	for _, h := range hosts {
-		tr, err := ReadTraceTolerant(TraceFileOf(dir, h))
-		if err != nil {
+		tr, complete, err := readNodeTrace(dir, h)
+		if err != nil && !errors.Is(err, ErrIncompleteTrace) {
 			return nil, err
+		}
+		if p := ps[h]; !complete && p != nil && !p.killed && !p.forced {
+			if err == nil {
+				err = fmt.Errorf("%s: %w: the node exited without finishing it", PartialTraceFile(dir, h), ErrIncompleteTrace)
+			}
+			return nil, fmt.Errorf("%s: %w", h, err)
 		}
 		trace = append(trace, tr...)
 	}

@@ -57,6 +57,9 @@ func (l *launcher) start(host, strategy, dir string, join []string) (*proc, erro
 	if l.cfg.Profile != "" {
 		args = append(args, "--profile", l.cfg.Profile)
 	}
+	if len(l.cfg.Secret) == 0 {
+		args = append(args, "--insecure")
+	}
 	if l.exp.Options().AllowLarge {
 		args = append(args, "--allow-large")
 	}
@@ -174,7 +177,8 @@ func (l *launcher) post(p *proc, path string, body any) error {
 		return err
 	}
 	signRequest(req, DeriveKeys(l.cfg.Secret), b, time.Now())
-	c := http.Client{Timeout: 2 * time.Second}
+	c := controlClient(2 * time.Second)
+	defer c.CloseIdleConnections()
 	resp, err := c.Do(req)
 	if err != nil {
 		return fmt.Errorf("POST %s to %s: %w", path, p.host, err)
@@ -209,7 +213,8 @@ func (l *launcher) postAll(ps map[string]*proc, path string, body any) error {
 
 // waitMembership waits until every node sees all n hosts as members.
 func (l *launcher) waitMembership(ctx context.Context, ps map[string]*proc, n int, by time.Time) error {
-	c := http.Client{Timeout: time.Second}
+	c := controlClient(time.Second)
+	defer c.CloseIdleConnections()
 	keys := DeriveKeys(l.cfg.Secret)
 	for _, h := range sortedHosts(ps) {
 		p := ps[h]

@@ -106,12 +106,16 @@ func (r *runner) handlerAt(keys Keys, now func() time.Time) http.Handler {
 		_, _ = io.WriteString(w, "ok\n")
 	})
 	auth := newControlAuth(keys, now)
+	noise := &noiseLog{l: r.log}
 	authorized := func(w http.ResponseWriter, req *http.Request) bool {
 		if !keys.Enabled() {
 			return true
 		}
 		if err := auth.check(req); err != nil {
-			r.log.Printf("control: rejected %s %s from %s: %v", req.Method, req.URL.Path, req.RemoteAddr, err)
+			noise.Printf("control: rejected %s %s from %s: %v", req.Method, req.URL.Path, req.RemoteAddr, err)
+			// Close the connection rather than read (and discard) a body
+			// its sender could not sign.
+			w.Header().Set("Connection", "close")
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return false
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/internal/netlimit"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -60,8 +61,12 @@ type NodeOptions struct {
 	MetricsAddr string
 	// Out is the directory for this node's trace, ready file and logs.
 	Out string
-	// Secret is the cluster secret ("" = no encryption or authentication).
+	// Secret is the cluster secret. Without one the node refuses to start
+	// unless Insecure is set (CheckSecret).
 	Secret []byte
+	// Insecure lets the node run without a secret: no encryption and no
+	// authentication (InsecureNote says what that exposes).
+	Insecure bool
 	// Start is the common start instant as Unix nanoseconds (0 = now).
 	Start int64
 	// AwaitStart makes the node wait, once ready, for POST /start
@@ -184,6 +189,11 @@ type clusterEnv struct {
 	trace  *bufio.Writer
 	events *ha.EventWriter // on trace
 	tErr   error
+	// file is the partial trace file; nEvents counts the events written
+	// to it; finished is set once the end record is written (trace_end.go).
+	file     *os.File
+	nEvents  int64
+	finished bool
 
 	timers timerQueue
 	copies sendSlabs // what Send queues (used by the node loop only)
@@ -224,13 +234,15 @@ func (e *clusterEnv) Send(to string, m *ha.Message) {
 	e.r.tr.Send(to, m)
 }
 func (e *clusterEnv) Trace(ev ha.Event) {
-	if e.tErr != nil {
+	if e.tErr != nil || e.finished {
 		return
 	}
 	if err := e.events.Write(&ev); err != nil {
 		e.tErr = err
-		e.r.log.Printf("trace: %v (tracing stopped)", err)
+		e.r.log.Printf("trace: %v (tracing stopped; the node will exit with an error)", err)
+		return
 	}
+	e.nEvents++
 }
 
 // SetTimer arms a timer the node loop fires (timerQueue).
@@ -282,7 +294,9 @@ func processCPU() time.Duration {
 
 // RunNode runs one node until the experiment's end (plus Linger), ctx is
 // cancelled (SIGTERM, Ctrl-C) or the control endpoint asks it to stop. It
-// writes its trace to <out>/<host>.trace.jsonl, ending with an EvStats event.
+// writes its trace to <out>/<host>.trace.jsonl.partial, ending with an
+// EvStats event and the end record, and renames it to <host>.trace.jsonl
+// when it is whole (trace_end.go); a failed trace write is its error.
 func RunNode(ctx context.Context, o NodeOptions) (err error) {
 	r, err := newRunner(o)
 	if err != nil {
@@ -301,6 +315,10 @@ func RunNode(ctx context.Context, o NodeOptions) (err error) {
 		err = perr
 	}
 	if err != nil {
+		return err
+	}
+	if err := r.finishTrace(); err != nil {
+		r.log.Print(err)
 		return err
 	}
 	if o.Hold {
@@ -339,6 +357,9 @@ func startCPUProfile(file string) (stop func() error, err error) {
 func newRunner(o NodeOptions) (*runner, error) {
 	if o.Host == "" && o.HostOrdinal == "" {
 		return nil, errors.New("node: --host (or --host-ordinal) is required")
+	}
+	if err := CheckSecret(o.Secret, o.Insecure); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
 	}
 	if o.Out == "" {
 		o.Out = "."
@@ -406,8 +427,12 @@ func newRunner(o NodeOptions) (*runner, error) {
 		}
 	}
 	keys := DeriveKeys(o.Secret)
-	r.mlog = &memberlistLog{l: lg}
-	f, err := os.Create(TraceFileOf(o.Out, o.Host))
+	if !keys.Enabled() {
+		lg.Printf("warning: running with --insecure: %s", InsecureNote)
+	}
+	r.mlog = &memberlistLog{l: lg, noise: noiseLog{l: lg}}
+	_ = os.Remove(TraceFileOf(o.Out, o.Host)) // a whole trace of an earlier run would outlive a failed one
+	f, err := os.Create(PartialTraceFile(o.Out, o.Host))
 	if err != nil {
 		return nil, fmt.Errorf("node: trace: %w", err)
 	}
@@ -423,6 +448,7 @@ func newRunner(o NodeOptions) (*runner, error) {
 		f.Close()
 		return nil, fmt.Errorf("node: %w", err)
 	}
+	r.env.file = f
 	r.env.trace = bufio.NewWriterSize(f, 256<<10)
 	r.env.events = ha.NewEventWriter(r.env.trace)
 	traceFile := f
@@ -462,8 +488,8 @@ func newRunner(o NodeOptions) (*runner, error) {
 		if err != nil {
 			return nil, fmt.Errorf("node: --metrics-addr: %w", err)
 		}
-		r.http = &http.Server{Handler: r.handler(keys), ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = r.http.Serve(ln) }()
+		r.http = newControlServer(r.handler(keys))
+		go func() { _ = r.http.Serve(netlimit.Limit(ln, controlMaxConns, controlMaxConnsPerAddr)) }()
 		o.MetricsAddr = ln.Addr().String()
 		r.opts.MetricsAddr = o.MetricsAddr
 	}
@@ -509,6 +535,7 @@ func advertised(listen, adv string) string {
 type memberlistLog struct {
 	l       *log.Logger
 	closing atomic.Bool
+	noise   noiseLog
 }
 
 // Write forwards memberlist's warnings and errors (not its debug chatter,
@@ -516,6 +543,13 @@ type memberlistLog struct {
 func (m *memberlistLog) Write(p []byte) (int, error) {
 	s := strings.TrimSpace(string(p))
 	if strings.Contains(s, "[DEBUG]") || (m.closing.Load() && strings.Contains(s, "use of closed network connection")) {
+		return len(p), nil
+	}
+	if strings.Contains(s, "[ERR]") {
+		// What strangers cause (packets that fail to decrypt, streams
+		// that fail to read) is an error line: rate-limited. Suspicions
+		// and deaths are not.
+		m.noise.Printf("%s", s)
 		return len(p), nil
 	}
 	m.l.Print(s)
@@ -667,7 +701,10 @@ func (r *runner) run(ctx context.Context) error {
 			}
 			return nil
 		case <-tick.C:
-			_ = r.env.trace.Flush()
+			if err := r.env.trace.Flush(); err != nil && r.env.tErr == nil {
+				r.env.tErr = err
+				r.log.Printf("trace: %v (tracing stopped; the node will exit with an error)", err)
+			}
 			r.met.update()
 		case <-r.in.notify:
 			buf = r.in.take(buf)
@@ -723,15 +760,15 @@ func (r *runner) freeze() {
 		r.env.Trace(ha.Event{T: r.env.Now(), Kind: ha.EvStats, Host: r.opts.Host, Stats: &st})
 		r.met.update()
 	}
-	if err := r.env.trace.Flush(); err != nil {
-		r.log.Printf("trace: flush: %v", err)
+	if err := r.env.trace.Flush(); err != nil && r.env.tErr == nil {
+		r.env.tErr = err
 	}
 	ts := r.tr.Stats()
 	if b, err := json.Marshal(ts); err == nil {
 		r.env.Trace(ha.Event{T: r.env.Now(), Kind: ha.EvNote, Host: r.opts.Host, Note: transportNote + string(b)})
 	}
-	if err := r.env.trace.Flush(); err != nil {
-		r.log.Printf("trace: flush: %v", err)
+	if err := r.env.trace.Flush(); err != nil && r.env.tErr == nil {
+		r.env.tErr = err
 	}
 	r.log.Printf("stopped: sent %d messages (%d bytes), received %d, dropped %d (queue full or broken connection), %d by faults, rejected %d connections",
 		ts.SentMessages, ts.SentBytes, ts.RecvMessages, ts.Dropped, ts.FaultDropped, ts.Rejected)

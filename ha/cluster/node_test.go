@@ -102,6 +102,20 @@ func TestCheckOutputFile(t *testing.T) {
 }
 
 func TestNodeMainRejectsABadCPUProfilePath(t *testing.T) {
-	code := NodeMain([]string{"--host", "A", "--strategy", "none", "--cpuprofile", filepath.Join(t.TempDir(), "no", "a.pprof")})
+	code := NodeMain([]string{"--host", "A", "--strategy", "none", "--insecure", "--cpuprofile", filepath.Join(t.TempDir(), "no", "a.pprof")})
 	assert.Equal(t, 2, code)
+}
+
+// TestNodeRefusesToStartWithoutSecret checks that a node without a
+// cluster secret does not start unless --insecure is given, and that the
+// refusal says what running without one exposes.
+func TestNodeRefusesToStartWithoutSecret(t *testing.T) {
+	t.Setenv(SecretEnv, "")
+	assert.Equal(t, 2, NodeMain([]string{"--host", "A", "--strategy", "none", "--out", t.TempDir()}))
+	_, err := newRunner(NodeOptions{Host: "A", Strategy: "none", Out: t.TempDir()})
+	require.ErrorIs(t, err, ErrNoSecret)
+	assert.Contains(t, err.Error(), "--insecure")
+	assert.Contains(t, err.Error(), "forge", "the refusal says what an insecure cluster exposes")
+	assert.NoError(t, CheckSecret(nil, true))
+	assert.NoError(t, CheckSecret([]byte("a secret of ours"), false))
 }

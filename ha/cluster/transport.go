@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/internal/netlimit"
 )
 
 // TransportConfig configures the TCP data plane of one node.
@@ -49,10 +51,10 @@ type TransportConfig struct {
 	// MaxHandshakesPerAddr bounds, within MaxHandshakes, the connections
 	// from one source address still in their handshake (default 8), so
 	// one flooding machine cannot take every slot from the cluster's
-	// hosts. Loopback addresses are exempt unless LimitLoopback is set:
-	// every host of a loopback cluster shares 127.0.0.1.
+	// hosts. Loopback counts like any address: the hosts of a loopback
+	// cluster dial from addresses of their own (netlimit.LoopbackFor), so
+	// a local process flooding from 127.0.0.1 holds at most this many.
 	MaxHandshakesPerAddr int
-	LimitLoopback        bool
 	// DialTimeout bounds a connection attempt (default 1 s); a failed peer
 	// is retried every RetryInterval (default 100 ms) while messages wait.
 	DialTimeout   time.Duration
@@ -91,6 +93,8 @@ type Transport struct {
 	wg         sync.WaitGroup
 	handshakes chan struct{}  // one token per connection before its hello
 	perAddr    map[string]int // connections in their handshake per source address (under mu)
+
+	noise *noiseLog // rate-limited log of refused connections
 
 	sent, sentBytes, recv, dropped, faultDropped, rejected, pending, overflow atomic.Int64
 }
@@ -144,6 +148,7 @@ func NewTransport(cfg TransportConfig) (*Transport, error) {
 		cfg: cfg, ln: ln, faults: newFaultLayer(),
 		peers: map[string]*peer{}, conns: map[net.Conn]struct{}{}, stop: make(chan struct{}),
 		handshakes: make(chan struct{}, cfg.MaxHandshakes), perAddr: map[string]int{},
+		noise: &noiseLog{l: cfg.Logger},
 	}
 	t.wg.Add(1)
 	go t.accept()
@@ -385,7 +390,10 @@ func (t *Transport) dial(host string) (net.Conn, *frameWriter, error) {
 	if addr == "" {
 		return nil, nil, fmt.Errorf("no data address known for %s yet", host)
 	}
-	c, err := net.DialTimeout("tcp", addr, t.cfg.DialTimeout)
+	// A loopback peer is dialled from this host's own loopback address
+	// (netlimit.LoopbackFor), so the per-address handshake limit tells
+	// the hosts of a loopback cluster apart from a local flood.
+	c, err := netlimit.DialContext(context.Background(), t.cfg.Host, "tcp", addr, t.cfg.DialTimeout)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -492,17 +500,8 @@ func (t *Transport) serve(c net.Conn) {
 var errNoChallenge = errors.New("challenge not written")
 
 // limitedAddr is the source address of c that MaxHandshakesPerAddr
-// counts, or "" when the address is exempt (loopback).
-func (t *Transport) limitedAddr(c net.Conn) string {
-	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
-	if err != nil {
-		return ""
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() && !t.cfg.LimitLoopback {
-		return ""
-	}
-	return host
-}
+// counts (every address, loopback included).
+func (t *Transport) limitedAddr(c net.Conn) string { return netlimit.SourceAddr(c) }
 
 // takeHandshake takes a handshake slot, one of MaxHandshakes and, unless
 // addr is "", one of addr's MaxHandshakesPerAddr; false when none is free.
@@ -571,7 +570,7 @@ func (t *Transport) reject(remote, host string, err error) {
 	if host != "" {
 		who = fmt.Sprintf("%s (host %s)", remote, host)
 	}
-	t.cfg.Logger.Printf("data plane: closing connection from %s: %v", who, err)
+	t.noise.Printf("data plane: closing connection from %s: %v", who, err)
 }
 
 // Close stops every goroutine and closes every connection. Queued
