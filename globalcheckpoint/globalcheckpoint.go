@@ -139,10 +139,11 @@ func init() {
 		New: func(p strategies.Params) (ha.Strategy, error) {
 			return New(Config{Interval: p.Duration("checkpoint_interval"), Sink: p.String("sink")})
 		},
-		Promise: promise,
-		Soak:    soakDraw,
-		Model:   model,
-		Color:   6,
+		Promise:  promise,
+		Soak:     soakDraw,
+		Model:    model,
+		Color:    6,
+		Timeline: timeline,
 	})
 }
 

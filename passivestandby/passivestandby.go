@@ -150,10 +150,11 @@ func init() {
 			c.AckInterval = p.Duration("ack_interval")
 			return New(c)
 		},
-		Promise: promise,
-		Soak:    soakDraw,
-		Model:   model,
-		Color:   3,
+		Promise:  promise,
+		Soak:     soakDraw,
+		Model:    model,
+		Color:    3,
+		Timeline: timeline,
 	})
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"gonum.org/v1/plot/plotter"
+
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
@@ -172,6 +174,10 @@ type RunDir struct {
 	dir       string
 	figs      []Figure
 	anomalies map[string]string // strategy → its anomalies file
+	// sketches keep of each run what the comparison figures draw; ref
+	// the failure-free run's latencies near the faults.
+	sketches []runSketch
+	ref      plotter.XYs
 }
 
 // NewRunDir creates the directory.
@@ -208,6 +214,11 @@ func (d *RunDir) addFigures(run sim.FaultyRun) error {
 		return err
 	}
 	d.figs = append(d.figs, figs...)
+	sk := sketchRun(run)
+	if len(d.sketches) == 0 {
+		d.ref = latenciesNear(run.Reference, sk.faults)
+	}
+	d.sketches = append(d.sketches, sk)
 	return nil
 }
 
@@ -223,12 +234,13 @@ func (d *RunDir) Finish(r *metrics.Result, reference *ha.Trace) error {
 	if err := WriteTrace(filepath.Join(d.dir, ReferenceFile), reference); err != nil {
 		return err
 	}
-	return writeRunDoc(d.dir, r, d.figs)
+	return d.writeDoc(r)
 }
 
 // WriteRunReport writes the report of one `streamha run` into dir:
-// report.md, report.html, results.csv, results.json and, per strategy, the
-// latency/throughput and output-timeline figures (PNG and SVG). traces are
+// report.md, report.html, results.csv, results.json, the figures that
+// compare the strategies and, per strategy, the latency/throughput and
+// output-timeline figures (PNG and SVG). traces are
 // the faulty traces parallel to r.Runs. It returns the figures.
 func WriteRunReport(dir string, r *metrics.Result, reference *ha.Trace, traces []*ha.Trace) ([]Figure, error) {
 	if len(traces) != len(r.Runs) {
@@ -240,11 +252,30 @@ func WriteRunReport(dir string, r *metrics.Result, reference *ha.Trace, traces [
 			return nil, err
 		}
 	}
-	return d.figs, writeRunDoc(d.dir, r, d.figs)
+	return d.writeDocFigs(r)
 }
 
-// writeRunDoc writes the report documents and figures of a run.
-func writeRunDoc(dir string, r *metrics.Result, figs []Figure) error {
+// writeDoc draws the comparison figures and writes the report; it
+// returns every figure of the report.
+func (d *RunDir) writeDoc(r *metrics.Result) error {
+	_, err := d.writeDocFigs(r)
+	return err
+}
+
+func (d *RunDir) writeDocFigs(r *metrics.Result) ([]Figure, error) {
+	lead, err := runComparisonFigures(r, d.sketches, d.ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := sharedLatencyRange(d.figs); err != nil {
+		return nil, err
+	}
+	return append(slices.Clone(lead), d.figs...), writeRunDoc(d.dir, r, lead, d.figs)
+}
+
+// writeRunDoc writes the report documents and figures of a run: lead, the
+// figures comparing every strategy, before each strategy's figures.
+func writeRunDoc(dir string, r *metrics.Result, lead, figs []Figure) error {
 	d := &document{title: fmt.Sprintf("streamha run: %s, seed %d", r.Experiment, r.Seed)}
 	intro := fmt.Sprintf("Mode %s · query class %s · seed %d.", r.Mode, r.QueryClass, r.Seed)
 	if len(r.Faults) > 0 {
@@ -275,9 +306,17 @@ func writeRunDoc(dir string, r *metrics.Result, figs []Figure) error {
 	d.p("First-principles estimates (detection ≈ timeout + heartbeat/2, restore = state × per-byte CPU, catch-up of replayed and backlogged input at the spare's processing rate; docs/reports.md) beside the simulated figures.")
 	d.tbl(modelTable(r.Runs))
 	d.h(2, "Figures")
+	for i := range lead {
+		d.figure(&lead[i])
+	}
+	if len(figs) > 0 {
+		d.h(3, "Each strategy")
+		d.p("One set of figures per strategy; their latency panels share one axis, so that they compare.")
+	}
 	for i := range figs {
 		d.figure(&figs[i])
 	}
+	figs = append(slices.Clone(lead), figs...)
 	d.h(2, "Anomalies")
 	anyAnomaly := false
 	for _, run := range r.Runs {
@@ -377,7 +416,7 @@ func RenderRunDir(dir string, progress func(stage string)) error {
 		}
 	}
 	progress("writing the report")
-	return writeRunDoc(d.dir, r, d.figs)
+	return d.writeDoc(r)
 }
 
 // IsRunDir and IsSweepDir tell what a directory holds.

@@ -44,10 +44,11 @@ func init() {
 				MaxAge:      p.Duration("max_age"),
 			})
 		},
-		Promise: promise,
-		Soak:    soakDraw,
-		Model:   model,
-		Color:   4,
+		Promise:  promise,
+		Soak:     soakDraw,
+		Model:    model,
+		Color:    4,
+		Timeline: timeline,
 	})
 }
 
