@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot/plotter"
 
@@ -105,8 +106,7 @@ func modelTable(runs []metrics.Run) *table {
 		keys: []string{"strategy", "figure", "model", "simulated", "difference"},
 	}
 	for _, r := range runs {
-		if r.Model == nil {
-			t.rows = append(t.rows, []cell{txt(r.Strategy), txt("(no model)"), numCell(nan(), 1), numCell(nan(), 1), numCell(nan(), 1)})
+		if r.Model == nil { // said once above the table (noModelNote)
 			continue
 		}
 		add := func(fig string, key string, sim *float64, prec int) {
@@ -263,6 +263,9 @@ func (d *RunDir) writeDoc(r *metrics.Result) error {
 }
 
 func (d *RunDir) writeDocFigs(r *metrics.Result) ([]Figure, error) {
+	if !slices.ContainsFunc(r.Runs, func(run metrics.Run) bool { return run.Model != nil }) {
+		AddModelsFromConfig(r) // a cluster run's result, say
+	}
 	lead, err := runComparisonFigures(r, d.sketches, d.ref)
 	if err != nil {
 		return nil, err
@@ -276,7 +279,11 @@ func (d *RunDir) writeDocFigs(r *metrics.Result) ([]Figure, error) {
 // writeRunDoc writes the report documents and figures of a run: lead, the
 // figures comparing every strategy, before each strategy's figures.
 func writeRunDoc(dir string, r *metrics.Result, lead, figs []Figure) error {
-	d := &document{title: fmt.Sprintf("streamha run: %s, seed %d", r.Experiment, r.Seed)}
+	cmd := "run"
+	if r.Mode == "cluster" {
+		cmd = "cluster"
+	}
+	d := &document{title: fmt.Sprintf("streamha %s: %s, seed %d", cmd, r.Experiment, r.Seed)}
 	intro := fmt.Sprintf("Mode %s · query class %s · seed %d.", r.Mode, r.QueryClass, r.Seed)
 	if len(r.Faults) > 0 {
 		intro += " Faults: " + joinSemi(r.Faults) + "."
@@ -301,10 +308,16 @@ func writeRunDoc(dir string, r *metrics.Result, lead, figs []Figure) error {
 		d.p(n)
 	}
 	d.h(3, "Glossary")
-	d.tbl(glossaryTable())
+	d.terms(runGlossary(r.Runs))
 	d.h(2, "Model vs simulation")
-	d.p("First-principles estimates (detection ≈ timeout + heartbeat/2, restore = state × per-byte CPU, catch-up of replayed and backlogged input at the spare's processing rate; docs/reports.md) beside the simulated figures.")
-	d.tbl(modelTable(r.Runs))
+	d.p("First-principles estimates (detection ≈ timeout + heartbeat/2, restore = state × per-byte CPU, catch-up of replayed and backlogged input at the spare's processing rate; docs/reports.md) beside the " + measuredWord(r) + " figures.")
+	if why := noModelNote(r); why != "" {
+		d.p(why)
+	}
+	if mt := modelTable(r.Runs); len(mt.rows) > 0 {
+		mt.head[3] = measuredWord(r)
+		d.tbl(mt)
+	}
 	d.h(2, "Figures")
 	for i := range lead {
 		d.figure(&lead[i])
@@ -336,6 +349,37 @@ func writeRunDoc(dir string, r *metrics.Result, lead, figs []Figure) error {
 	}
 	extra := map[string]any{"experiment": r.Experiment, "seed": r.Seed, "command": r.Command, "faults": r.Faults, "model": modelTable(r.Runs).records()}
 	return writeDoc(dir, d, t, figs, extra)
+}
+
+// measuredWord names what the model is set beside: the simulation's
+// figures, or a cluster run's measured ones.
+func measuredWord(r *metrics.Result) string {
+	if r.Mode == "cluster" {
+		return "measured"
+	}
+	return "simulated"
+}
+
+// noModelNote says, once, which strategies have no model and why; "" when
+// every strategy has one.
+func noModelNote(r *metrics.Result) string {
+	var none []string
+	for _, run := range r.Runs {
+		if run.Model == nil {
+			none = append(none, run.Strategy)
+		}
+	}
+	if len(none) == 0 {
+		return ""
+	}
+	why := "the result records no experiment to model"
+	if r.Config != "" {
+		why = "the experiment recorded in the result has no fragment to model"
+	}
+	if len(none) == len(r.Runs) {
+		return "No model: " + why + "."
+	}
+	return "No model for " + strings.Join(none, ", ") + ": " + why + "."
 }
 
 // RoundsNote says, when the overheads are medians of repeated rounds
