@@ -169,6 +169,7 @@ func grid(name, title string, notes []string, w, h vg.Length, plots [][]*plot.Pl
 		cols = max(cols, len(r))
 	}
 	return renderFigure(name, title, notes, w, h, func(dc draw.Canvas) {
+		dc = draw.Crop(dc, 0, -2*vg.Millimeter, 0, 0) // a legend keeps off the edge
 		t := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter, PadY: vg.Millimeter,
 			PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 2 * vg.Millimeter}
 		if cols > 1 {
