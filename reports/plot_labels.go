@@ -81,7 +81,7 @@ type placedLabels struct {
 	// (dodgedScatter); nil or 0 for none.
 	dx    []vg.Length
 	glyph vg.Length
-	style  text.Style
+	style text.Style
 	// drawn are the boxes of the labels drawn last, for tests.
 	drawn []vg.Rectangle
 }
