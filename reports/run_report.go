@@ -309,13 +309,20 @@ func writeRunDoc(dir string, r *metrics.Result, lead, figs []Figure) error {
 	}
 	d.h(3, "Glossary")
 	d.terms(runGlossary(r.Runs))
-	d.h(2, "Model vs simulation")
+	if r.Mode == "cluster" {
+		d.h(2, "Model vs measurement")
+	} else {
+		d.h(2, "Model vs simulation")
+	}
 	d.p("First-principles estimates (detection ≈ timeout + heartbeat/2, restore = state × per-byte CPU, catch-up of replayed and backlogged input at the spare's processing rate; docs/reports.md) beside the " + measuredWord(r) + " figures.")
 	if why := noModelNote(r); why != "" {
 		d.p(why)
 	}
 	if mt := modelTable(r.Runs); len(mt.rows) > 0 {
 		mt.head[3] = measuredWord(r)
+		if r.Mode == "cluster" {
+			mt.head[4] = "measured − model"
+		}
 		d.tbl(mt)
 	}
 	d.h(2, "Figures")

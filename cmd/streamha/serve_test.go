@@ -71,6 +71,9 @@ func TestServeListsOpensAndComparesRuns(t *testing.T) {
 	assert.Contains(t, cmp, "not run", "each run has a strategy the other lacks")
 	assert.Contains(t, cmp, `src="files/`+a+`/report.html"`)
 	assert.Contains(t, cmp, `src="files/`+b+`/report.html"`)
+	assert.Contains(t, cmp, "<h2>B − A</h2>")
+	assert.Contains(t, cmp, "<th colspan=\"3\">cpu×</th>", "cost columns")
+	assert.Contains(t, page, "inputs lost; output normal again", "a gap's time is not read as a recovery")
 
 	// Every link and frame of both pages resolves, as a browser would
 	// follow them from the page's own address.
