@@ -226,7 +226,10 @@ const pageStyle = `<meta name="viewport" content="width=device-width, initial-sc
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em;display:block;max-width:100%;overflow-x:auto}
 td a,td code{overflow-wrap:anywhere}.d{color:#555;font-size:90%}td.n{text-align:right;font-variant-numeric:tabular-nums}
-@media (max-width:600px){body{margin:.6em}.side{flex-direction:column}td,th{padding:.2em .3em}}
+@media (max-width:600px){body{margin:.6em}.side{flex-direction:column}td,th{padding:.2em .3em}
+table.list,table.list tbody,table.list tr,table.list td{display:block;border:0}table.list tr:first-child{display:none}
+table.list tr{border-top:1px solid #ccc;padding:.3em 0}table.list td[data-l]::before{content:attr(data-l) ": ";color:#555}
+table.list td.ab{display:inline-block}}
 td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}
 .gap{color:#b00020}.precise{color:#1b5e20}.rollback{color:#8a5a00}
@@ -240,27 +243,27 @@ var indexPage = template.Must(template.New("index").Funcs(pageFuncs).Parse(`<!do
 <h1>streamha results in <code>{{.Root}}</code></h1>
 <h2>Runs</h2>
 {{if .Runs}}<form action="compare" method="get">
-<table><tr><th>A</th><th>B</th><th>directory</th><th>experiment</th><th>seed</th><th>mode</th><th>strategies: recovery</th><th>report</th></tr>
+<table class="list"><tr><th>A</th><th>B</th><th>directory</th><th>experiment</th><th>seed</th><th>mode</th><th>strategies: recovery</th><th>report</th></tr>
 {{range $i, $r := .Runs}}<tr>
-<td><input type="radio" name="a" value="{{$r.Dir}}"{{if eq $i 1}} checked{{end}}></td>
-<td><input type="radio" name="b" value="{{$r.Dir}}"{{if eq $i 0}} checked{{end}}></td>
-<td><a href="files/{{$r.Dir}}/">{{$r.Dir}}</a></td><td>{{$r.Result.Experiment}}</td><td>{{$r.Result.Seed}}</td><td>{{$r.Result.Mode}}</td>
+<td class="ab" data-l="A"><input type="radio" name="a" value="{{$r.Dir}}"{{if eq $i 1}} checked{{end}}></td>
+<td class="ab" data-l="B"><input type="radio" name="b" value="{{$r.Dir}}"{{if eq $i 0}} checked{{end}}></td>
+<td><a href="files/{{$r.Dir}}/">{{$r.Dir}}</a></td><td data-l="experiment">{{$r.Result.Experiment}}</td><td data-l="seed">{{$r.Result.Seed}}</td><td data-l="mode">{{$r.Result.Mode}}</td>
 <td>{{range $r.Result.Runs}}<span class="sw" style="background:{{colour .Strategy}}"></span>{{.Strategy}}: <span class="{{.Recovery.Type}}">{{verdict .Recovery}}</span> <span class="d">{{outcome .Recovery}}</span><br>{{end}}</td>
 <td>{{if $r.Report}}<a href="files/{{$r.Dir}}/report.html">report</a>{{end}}</td>
 </tr>{{end}}</table>
 <button type="submit">Compare A and B side by side</button></form>
 {{else}}<p>No runs yet: <code>streamha run</code> writes one.</p>{{end}}
 <h2>Sweeps</h2>
-{{if .Sweeps}}<form action="compare-sweeps" method="get"><table><tr><th>A</th><th>B</th><th>directory</th><th>sweep</th><th>points done</th><th>command</th><th>report</th></tr>
-{{range $i, $s := .Sweeps}}<tr><td><input type="radio" name="a" value="{{$s.Dir}}"{{if eq $i 1}} checked{{end}}></td><td><input type="radio" name="b" value="{{$s.Dir}}"{{if eq $i 0}} checked{{end}}></td>
-<td><a href="files/{{$s.Dir}}/">{{$s.Dir}}</a></td><td>{{$s.Name}}</td><td>{{$s.Points}}</td><td><code>{{$s.Command}}</code></td>
+{{if .Sweeps}}<form action="compare-sweeps" method="get"><table class="list"><tr><th>A</th><th>B</th><th>directory</th><th>sweep</th><th>points done</th><th>command</th><th>report</th></tr>
+{{range $i, $s := .Sweeps}}<tr><td class="ab" data-l="A"><input type="radio" name="a" value="{{$s.Dir}}"{{if eq $i 1}} checked{{end}}></td><td class="ab" data-l="B"><input type="radio" name="b" value="{{$s.Dir}}"{{if eq $i 0}} checked{{end}}></td>
+<td><a href="files/{{$s.Dir}}/">{{$s.Dir}}</a></td><td data-l="sweep">{{$s.Name}}</td><td data-l="points done">{{$s.Points}}</td><td><code>{{$s.Command}}</code></td>
 <td>{{if $s.Report}}<a href="files/{{$s.Dir}}/report.html">report</a>{{end}}</td></tr>{{end}}</table>
 <button type="submit">Compare sweeps A and B</button></form>
 {{else}}<p>No sweeps yet: <code>streamha sweep</code> writes one.</p>{{end}}
 <h2>Chain sweeps</h2>
-{{if .Chains}}<form action="compare-chains" method="get"><table><tr><th>A</th><th>B</th><th>directory</th><th>chain lengths</th><th>command</th><th>report</th></tr>
-{{range $i, $c := .Chains}}<tr><td><input type="radio" name="a" value="{{$c.Dir}}"{{if eq $i 1}} checked{{end}}></td><td><input type="radio" name="b" value="{{$c.Dir}}"{{if eq $i 0}} checked{{end}}></td>
-<td><a href="files/{{$c.Dir}}/">{{$c.Dir}}</a></td><td>{{$c.Lengths}}</td><td><code>{{$c.Sweep.Command}}</code></td>
+{{if .Chains}}<form action="compare-chains" method="get"><table class="list"><tr><th>A</th><th>B</th><th>directory</th><th>chain lengths</th><th>command</th><th>report</th></tr>
+{{range $i, $c := .Chains}}<tr><td class="ab" data-l="A"><input type="radio" name="a" value="{{$c.Dir}}"{{if eq $i 1}} checked{{end}}></td><td class="ab" data-l="B"><input type="radio" name="b" value="{{$c.Dir}}"{{if eq $i 0}} checked{{end}}></td>
+<td><a href="files/{{$c.Dir}}/">{{$c.Dir}}</a></td><td data-l="chain lengths">{{$c.Lengths}}</td><td><code>{{$c.Sweep.Command}}</code></td>
 <td>{{if $c.Report}}<a href="files/{{$c.Dir}}/report.html">report</a>{{end}}</td></tr>{{end}}</table>
 <button type="submit">Compare chain sweeps A and B</button></form>
 {{else}}<p>No chain sweeps yet: <code>streamha chain-sweep</code> writes one.</p>{{end}}

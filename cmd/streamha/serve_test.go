@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -106,27 +107,59 @@ func TestServeListsOpensAndComparesRuns(t *testing.T) {
 
 // TestServeInABrowser opens the page of `streamha serve`, one of the
 // reports it lists and the side-by-side comparison in headless Chromium:
-// no browser or JavaScript error, no broken reference, no blank page. It
-// is skipped without Chromium (.ci/run installs it).
+// no browser or JavaScript error, no broken reference, no blank page, and
+// at 400 px neither page reaches past the screen's edge nor cuts the list
+// off. It is skipped without Chromium (.ci/run installs it).
+//
+// STREAMHA_SERVE_ROOT=DIR serves that directory instead of the test's own
+// runs (its two newest runs compared); with STREAMHA_SCREENSHOTS=DIR the
+// list and the comparison are kept as serve-list.png, serve-compare.png
+// and, 400 px wide, serve-list-400.png and serve-compare-400.png (the
+// screenshots in docs/img are made so).
 func TestServeInABrowser(t *testing.T) {
-	browser := browsertest.Require(t)
-	t.Chdir(t.TempDir())
-	exp := writeFile(t, "exp.yaml", sweepTestExperiment)
-	for range 2 {
-		code, _, errOut := runCLI(t, "run", "--config", exp, "--strategy", "amnesia", "--quiet")
-		require.Equal(t, 0, code, errOut)
+	chromium := browsertest.Require(t)
+	root := os.Getenv("STREAMHA_SERVE_ROOT")
+	if root != "" {
+		abs, err := filepath.Abs(root)
+		require.NoError(t, err)
+		root = abs
 	}
-	dirs, err := filepath.Glob(filepath.Join(outRoot, "small-7-*"))
+	t.Chdir(t.TempDir())
+	if root == "" {
+		root = outRoot
+		exp := writeFile(t, "exp.yaml", sweepTestExperiment)
+		for range 2 {
+			code, _, errOut := runCLI(t, "run", "--config", exp, "--strategy", "amnesia", "--quiet")
+			require.Equal(t, 0, code, errOut)
+		}
+	}
+	runs, _, _, err := (&browser{root: root}).scan()
 	require.NoError(t, err)
-	require.Len(t, dirs, 2, "the same command twice keeps both runs")
-	srv := httptest.NewServer(newBrowser(outRoot))
+	require.GreaterOrEqual(t, len(runs), 2, "two runs to compare")
+	srv := httptest.NewServer(newBrowser(root))
 	defer srv.Close()
-	a, b := filepath.Base(dirs[0]), filepath.Base(dirs[1])
+	a, b := runs[1].Dir, runs[0].Dir
+	keep := os.Getenv("STREAMHA_SCREENSHOTS")
 	for name, path := range map[string]string{
 		"list":    "/",
 		"report":  "/files/" + a + "/report.html",
 		"compare": "/compare?" + url.Values{"a": {a}, "b": {b}}.Encode(),
 	} {
-		browsertest.RequireDrawn(t, name, browsertest.Screenshot(t, browser, srv.URL+path))
+		shot := browsertest.Screenshot(t, chromium, srv.URL+path)
+		browsertest.RequireDrawn(t, name, shot)
+		if name == "report" {
+			continue // the reports' own test checks them narrow
+		}
+		resp, err := http.Get(srv.URL + path)
+		require.NoError(t, err)
+		page, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		browsertest.RequireFits(t, chromium, name, string(page), browsertest.NarrowWidth, "table.list", "h1")
+		if keep != "" {
+			require.NoError(t, os.WriteFile(filepath.Join(keep, "serve-"+name+".png"), shot, 0o644))
+			narrow := browsertest.ScreenshotNarrow(t, chromium, string(page), browsertest.NarrowWidth, 2400)
+			require.NoError(t, os.WriteFile(filepath.Join(keep, "serve-"+name+"-400.png"), narrow, 0o644))
+		}
 	}
 }
