@@ -107,13 +107,15 @@ func episodeLatency(e episode, sks []runSketch, ref plotter.XYs) (*plot.Plot, er
 	ss, notes := cleanSeries(ss, false, logY)
 	var what []string
 	for _, f := range e.faults {
-		what = append(what, fmt.Sprintf("%s at %.2f s", f.what, f.t))
+		what = append(what, f.what+" at "+f.at())
 	}
 	ylabel := "sink latency (ms)"
 	if logY {
 		ylabel = "sink latency (ms, log)"
 	}
-	p := newPlot(strings.Join(what, ", ")+fmt.Sprintf(": latency %.2f–%.2f s; below, the marks %.2f–%.2f s (dotted)", e.latFrom, e.latTo, e.from, e.to), "", ylabel, notes)
+	title := wrapText(strings.Join(what, ", "), 2*maxTitleLine) +
+		fmt.Sprintf("\nsink latency %.2f–%.2f s; below, the marks %.2f–%.2f s (between the dotted lines)", e.latFrom, e.latTo, e.from, e.to)
+	p := newPlot(title, "", ylabel, notes)
 	if logY {
 		useLog(&p.Y)
 	}

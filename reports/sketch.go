@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -37,6 +38,18 @@ const maxEpisodes = 4
 type fault struct {
 	t, end float64
 	what   string
+	// last is, for a fault seen at several instants (each strategy's real
+	// run), the latest; 0 otherwise.
+	last float64
+}
+
+// at says when the fault happened: "4.17 s", or "4.17–4.18 s" in runs
+// where it came at different instants.
+func (f fault) at() string {
+	if f.last > f.t+0.005 {
+		return fmt.Sprintf("%.2f–%.2f s", f.t, f.last)
+	}
+	return fmt.Sprintf("%.2f s", f.t)
 }
 
 // mark is one instant of a strategy's run the comparison marks.
@@ -102,11 +115,11 @@ func faultsOf(tr *ha.Trace) []fault {
 		t := e.T.Seconds()
 		switch e.Kind {
 		case ha.EvCrash:
-			fs = append(fs, fault{t, t, "crash " + e.Host})
+			fs = append(fs, fault{t: t, end: t, what: "crash " + e.Host})
 		case ha.EvPause:
-			fs = append(fs, fault{t, t + time.Duration(e.N).Seconds(), "pause " + e.Host})
+			fs = append(fs, fault{t: t, end: t + time.Duration(e.N).Seconds(), what: "pause " + e.Host})
 		case ha.EvPartition:
-			fs = append(fs, fault{t, t, "partition"})
+			fs = append(fs, fault{t: t, end: t, what: "partition"})
 			open = len(fs) - 1
 		case ha.EvHeal:
 			if open >= 0 {
@@ -180,11 +193,23 @@ func (e episode) end() float64 {
 // last strategy's last mark in it (its recovery, or its last catch-up),
 // so that marks tens of milliseconds apart stay apart.
 func episodesOf(sks []runSketch) []episode {
+	// The same fault in each strategy's run is one fault: at one instant
+	// in simulated runs, some milliseconds apart in real ones (from its
+	// first to its last occurrence).
 	var fs []fault
 	for _, s := range sks {
 		for _, f := range s.faults {
-			if !slices.ContainsFunc(fs, func(g fault) bool { return g.t == f.t && g.what == f.what }) {
+			i := slices.IndexFunc(fs, func(g fault) bool { return g.what == f.what && math.Abs(g.t-f.t) <= episodeGap/4 })
+			if i < 0 {
 				fs = append(fs, f)
+				continue
+			}
+			instant := fs[i].end == fs[i].t && f.end == f.t // a crash
+			fs[i].last = math.Max(math.Max(fs[i].last, fs[i].t), f.t)
+			fs[i].t = math.Min(fs[i].t, f.t)
+			fs[i].end = math.Max(fs[i].end, f.end)
+			if instant {
+				fs[i].end = fs[i].t
 			}
 		}
 	}
