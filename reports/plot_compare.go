@@ -147,19 +147,17 @@ func episodeLatency(e episode, sks []runSketch, ref plotter.XYs) (*plot.Plot, er
 			p.Legend.Add("failure-free run (no HA)", l)
 			continue
 		}
-		col := plotutil.Color(StrategyColor(s.Name))
-		l, err := plotter.NewLine(s.XY)
-		if err != nil {
-			return nil, err
-		}
-		l.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(1)}
+		// Points only: latency exists where an output was delivered, and a
+		// line would invent it between outputs a second apart. Each
+		// strategy has its own glyph, so that points on one another show.
+		look := strategyLook(s.Name)
 		sc, err := plotter.NewScatter(s.XY)
 		if err != nil {
 			return nil, err
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: col, Shape: draw.CircleGlyph{}, Radius: vg.Points(1.6)}
-		p.Add(l, sc)
-		p.Legend.Add(s.Name, l, sc)
+		sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(look.color), Shape: plotutil.Shape(look.color), Radius: vg.Points(2.5)}
+		p.Add(sc)
+		p.Legend.Add(s.Name, sc)
 	}
 	// The span the marks below zoom into.
 	for _, x := range []float64{e.from, e.to} {
@@ -232,6 +230,7 @@ func episodeMarks(e episode, sks []runSketch) (*plot.Plot, error) {
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
 	texts := &plotter.Labels{}
+	anyMark := false
 	for i, s := range sks {
 		col := plotutil.Color(StrategyColor(s.strategy))
 		y := row(i)
@@ -278,6 +277,7 @@ func episodeMarks(e episode, sks []runSketch) (*plot.Plot, error) {
 				addText(texts, e.to, y+0.3, s.rec.RecoveryText()+" →", col, draw.XRight)
 			}
 		}
+		anyMark = anyMark || len(shown) > 0
 		for _, m := range shown {
 			sc, err := plotter.NewScatter(plotter.XYs{{X: m.t, Y: y + markOffset[m.kind]}})
 			if err != nil {
@@ -294,6 +294,9 @@ func episodeMarks(e episode, sks []runSketch) (*plot.Plot, error) {
 		}
 		l.LineStyle = draw.LineStyle{Color: colCrash, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
 		p.Add(l)
+	}
+	if !anyMark {
+		addText(texts, (e.from+e.to)/2, float64(n-1)/2, "no detection, takeover or recovery in this span", color.Gray{Y: 90}, draw.XCenter)
 	}
 	if len(texts.XYs) > 0 {
 		p.Add(texts)
