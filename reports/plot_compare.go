@@ -229,7 +229,10 @@ func episodeMarks(e episode, sks []runSketch) (*plot.Plot, error) {
 	}
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
-	texts := &plotter.Labels{}
+	// Labels right of a point, and right-aligned ones at the panel's end
+	// (SVG drops leading spaces, so the gap is an offset).
+	texts := &plotter.Labels{Offset: vg.Point{X: vg.Points(6)}}
+	ends := &plotter.Labels{Offset: vg.Point{X: -vg.Points(3)}}
 	anyMark := false
 	for i, s := range sks {
 		col := plotutil.Color(StrategyColor(s.strategy))
@@ -272,9 +275,9 @@ func episodeMarks(e episode, sks []runSketch) (*plot.Plot, error) {
 				if s.rec.Type != "precise" && s.rec.Type != "" {
 					label += " (" + s.rec.Label() + ")"
 				}
-				addText(texts, to, y, "  "+label, col, draw.XLeft)
+				addText(texts, to, y, label, col, draw.XLeft)
 			case s.rec.NotRecovered:
-				addText(texts, e.to, y+0.3, s.rec.RecoveryText()+" →", col, draw.XRight)
+				addText(ends, e.to, y+0.3, s.rec.RecoveryText()+" →", col, draw.XRight)
 			}
 		}
 		anyMark = anyMark || len(shown) > 0
@@ -296,10 +299,12 @@ func episodeMarks(e episode, sks []runSketch) (*plot.Plot, error) {
 		p.Add(l)
 	}
 	if !anyMark {
-		addText(texts, (e.from+e.to)/2, float64(n-1)/2, "no detection, takeover or recovery in this span", color.Gray{Y: 90}, draw.XCenter)
+		addText(ends, (e.from+e.to)/2, float64(n-1)/2, "no detection, takeover or recovery in this span", color.Gray{Y: 90}, draw.XCenter)
 	}
-	if len(texts.XYs) > 0 {
-		p.Add(texts)
+	for _, l := range []*plotter.Labels{texts, ends} {
+		if len(l.XYs) > 0 {
+			p.Add(l)
+		}
 	}
 	for _, k := range []markKind{markDetect, markTakeover, markCaughtUp, markRecovered} {
 		sc, err := plotter.NewScatter(plotter.XYs{{}})

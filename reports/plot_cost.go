@@ -115,8 +115,19 @@ func costPanel(title, xl string, pts []costPoint) (*plot.Plot, error) {
 		top = 1
 	}
 	line := top * 1.15 // above it: not recovered
-	nrY := top * 1.3
 	p.Y.Max = top * 1.08
+	// In the band a height means nothing: the strategies that did not
+	// recover stand one above the other there, each with its label.
+	nr, k := 0, 0
+	for _, q := range pts {
+		if q.rec.RecoveryMs == nil {
+			nr++
+		}
+	}
+	nrY := func() float64 {
+		k++
+		return line + (top*1.42-line)*float64(k)/float64(nr+1)
+	}
 	if anyNR {
 		p.Y.Max = top * 1.42
 		p.Y.Tick.Marker = belowTicks{below: line}
@@ -126,8 +137,8 @@ func costPanel(title, xl string, pts []costPoint) (*plot.Plot, error) {
 		}
 		l.LineStyle = draw.LineStyle{Color: colCrash, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
 		p.Add(l)
-		txt := &plotter.Labels{}
-		addText(txt, p.X.Min, (line+p.Y.Max)/2, "  not recovered", colCrash, draw.XLeft)
+		txt := &plotter.Labels{Offset: vg.Point{X: vg.Points(4)}}
+		addText(txt, p.X.Min, (line+p.Y.Max)/2, "not recovered", colCrash, draw.XLeft)
 		p.Add(txt)
 	}
 	tags := newPlacedLabels(vg.Points(4))
@@ -141,7 +152,7 @@ func costPanel(title, xl string, pts []costPoint) (*plot.Plot, error) {
 				tag += " (" + q.rec.Label() + ")"
 			}
 		default:
-			y, shape = nrY, draw.CrossGlyph{}
+			y, shape = nrY(), draw.CrossGlyph{}
 			tag += ": " + q.rec.RecoveryText()
 		}
 		sc, err := plotter.NewScatter(plotter.XYs{{X: q.cost, Y: y}})
