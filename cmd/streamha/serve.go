@@ -28,7 +28,7 @@ func newServeCmd() *cobra.Command {
 	var addr string
 	c := &cobra.Command{
 		Use:   "serve [DIR]",
-		Short: "Browse the runs and sweeps under DIR (default streamha-out) in a local web page",
+		Short: "Browse and compare the runs, sweeps and chain sweeps under DIR (default streamha-out) in a local web page",
 		Long: "serve starts a web server, bound to localhost by default, with a page that lists every run,\n" +
 			"sweep and chain sweep under DIR (experiment, seed, mode, each strategy's verdict and recovery time),\n" +
 			"opens their reports and files, and compares two runs, two sweeps or two chain sweeps: side by\n" +
