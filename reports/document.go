@@ -309,7 +309,7 @@ dl.terms{display:grid;grid-template-columns:max-content 1fr;gap:.2em .8em;font-s
 // inline SVG figures, no scripts, links or external assets.
 func (d *document) html() []byte {
 	var b bytes.Buffer
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + html.EscapeString(d.title) + "</title>\n<style>\n" + htmlStyle + "\n</style>\n</head>\n<body>\n")
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" + html.EscapeString(d.title) + "</title>\n<style>\n" + htmlStyle + "\n</style>\n</head>\n<body>\n")
 	b.WriteString("<h1>" + html.EscapeString(d.title) + "</h1>\n")
 	for _, bl := range d.blocks {
 		switch bl.kind {
