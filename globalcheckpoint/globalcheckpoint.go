@@ -139,10 +139,12 @@ func init() {
 		New: func(p strategies.Params) (ha.Strategy, error) {
 			return New(Config{Interval: p.Duration("checkpoint_interval"), Sink: p.String("sink")})
 		},
-		Promise:  promise,
-		Soak:     soakDraw,
-		Model:    model,
-		Color:    6,
+		Promise: promise,
+		Soak:    soakDraw,
+		Model:   model,
+		Color:   6,
+
+		// Its own history in the run report (timeline.go).
 		Timeline: timeline,
 	})
 }

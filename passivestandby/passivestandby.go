@@ -150,10 +150,12 @@ func init() {
 			c.AckInterval = p.Duration("ack_interval")
 			return New(c)
 		},
-		Promise:  promise,
-		Soak:     soakDraw,
-		Model:    model,
-		Color:    3,
+		Promise: promise,
+		Soak:    soakDraw,
+		Model:   model,
+		Color:   3,
+
+		// Its own history in the run report (timeline.go).
 		Timeline: timeline,
 	})
 }

@@ -44,10 +44,12 @@ func init() {
 				MaxAge:      p.Duration("max_age"),
 			})
 		},
-		Promise:  promise,
-		Soak:     soakDraw,
-		Model:    model,
-		Color:    4,
+		Promise: promise,
+		Soak:    soakDraw,
+		Model:   model,
+		Color:   4,
+
+		// Its own history in the run report (timeline.go).
 		Timeline: timeline,
 	})
 }
