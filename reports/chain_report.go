@@ -49,16 +49,22 @@ type ChainSweep struct {
 
 // ReadChainSweep reads a chain-sweep directory's chain-sweep.json.
 func ReadChainSweep(dir string) (*ChainSweep, error) {
-	b, err := readBounded(filepath.Join(dir, ChainSweepFile), MaxResultFile)
+	path := filepath.Join(dir, ChainSweepFile)
+	b, err := readBounded(path, MaxResultFile)
 	if err != nil {
 		return nil, err
 	}
+	return ParseChainSweep(b, path)
+}
+
+// ParseChainSweep decodes a chain-sweep.json read from name (for errors).
+func ParseChainSweep(b []byte, name string) (*ChainSweep, error) {
 	var cs *ChainSweep
 	if err := decodeStrict(b, &cs); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ChainSweepFile), err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if cs == nil {
-		return nil, fmt.Errorf("%s: empty", filepath.Join(dir, ChainSweepFile))
+		return nil, fmt.Errorf("%s: empty", name)
 	}
 	return cs, nil
 }

@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -133,12 +135,19 @@ func TestServeInABrowser(t *testing.T) {
 			require.Equal(t, 0, code, errOut)
 		}
 	}
-	runs, _, _, err := (&browser{root: root}).scan()
+	// The two newest runs, as the front page lists them.
+	results, err := filepath.Glob(filepath.Join(root, "*", reports.ResultFile))
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(runs), 2, "two runs to compare")
+	require.GreaterOrEqual(t, len(results), 2, "two runs to compare")
+	modTime := func(p string) time.Time {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		return fi.ModTime()
+	}
+	slices.SortStableFunc(results, func(x, y string) int { return modTime(y).Compare(modTime(x)) })
+	a, b := filepath.Base(filepath.Dir(results[1])), filepath.Base(filepath.Dir(results[0]))
 	srv := httptest.NewServer(newBrowser(root))
 	defer srv.Close()
-	a, b := runs[1].Dir, runs[0].Dir
 	keep := os.Getenv("STREAMHA_SCREENSHOTS")
 	for name, path := range map[string]string{
 		"list":    "/",
