@@ -226,16 +226,16 @@ const pageStyle = `<meta name="viewport" content="width=device-width, initial-sc
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em;display:block;max-width:100%;overflow-x:auto}
 td a,td code{overflow-wrap:anywhere}.d{color:#555;font-size:90%}td.n{text-align:right;font-variant-numeric:tabular-nums}
-@media (max-width:600px){body{margin:.6em}.side{flex-direction:column}td,th{padding:.2em .3em}
-table.list,table.list tbody,table.list tr,table.list td{display:block;border:0}table.list tr:first-child{display:none}
-table.list tr{border-top:1px solid #ccc;padding:.3em 0}table.list td[data-l]::before{content:attr(data-l) ": ";color:#555}
-table.list td.ab{display:inline-block}}
 td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}
 .gap{color:#b00020}.precise{color:#1b5e20}.rollback{color:#8a5a00}
 .side{display:flex;gap:1em}.side iframe{flex:1;height:80vh;border:1px solid #ccc}
 code{font-size:90%}
 .sw{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border-radius:2px}
+@media (max-width:600px){body{margin:.6em}.side{flex-direction:column}.side iframe{flex:none;width:100%;height:80vh}td,th{padding:.2em .3em}
+table.list,table.list tbody,table.list tr,table.list td{display:block;border:0}table.list tr:first-child{display:none}
+table.list tr{border-top:1px solid #ccc;padding:.3em 0}table.list td[data-l]::before{content:attr(data-l) ": ";color:#555}
+table.list td.ab{display:inline-block}}
 </style>`
 
 var indexPage = template.Must(template.New("index").Funcs(pageFuncs).Parse(`<!doctype html>

@@ -167,7 +167,7 @@ func TestServeInABrowser(t *testing.T) {
 		browsertest.RequireFits(t, chromium, name, string(page), browsertest.NarrowWidth, "table.list", "h1")
 		if keep != "" {
 			require.NoError(t, os.WriteFile(filepath.Join(keep, "serve-"+name+".png"), shot, 0o644))
-			narrow := browsertest.ScreenshotNarrow(t, chromium, string(page), browsertest.NarrowWidth, 2400)
+			narrow := browsertest.ScreenshotNarrow(t, chromium, string(page), srv.URL+path, browsertest.NarrowWidth, 2400)
 			require.NoError(t, os.WriteFile(filepath.Join(keep, "serve-"+name+"-400.png"), narrow, 0o644))
 		}
 	}

@@ -135,7 +135,7 @@ func CheckReport(t *testing.T, browser, name, page string) {
 	require.NoError(t, err)
 	RequireFits(t, browser, name, string(b), NarrowWidth, "dl.terms", "figure")
 	if keep != "" {
-		shot := ScreenshotNarrow(t, browser, string(b), NarrowWidth, 2400)
+		shot := ScreenshotNarrow(t, browser, string(b), "", NarrowWidth, 2400)
 		RequireDrawn(t, name+"-400", shot)
 		require.NoError(t, os.WriteFile(filepath.Join(keep, "report-"+name+"-400.png"), shot, 0o644))
 	}
@@ -240,9 +240,14 @@ func Overflow(t *testing.T, browser, page string, width int, selectors ...string
 }
 
 // ScreenshotNarrow renders page (an HTML document) width px wide and
-// returns the top height px as a PNG.
-func ScreenshotNarrow(t *testing.T, browser, page string, width, height int) []byte {
+// returns the top height px as a PNG. base, when not "", is the address
+// the page's relative references resolve against (the page's own: a
+// server's frames and links).
+func ScreenshotNarrow(t *testing.T, browser, page, base string, width, height int) []byte {
 	t.Helper()
+	if base != "" {
+		page = strings.Replace(page, "<head>", `<head><base href="`+html.EscapeString(base)+`">`, 1)
+	}
 	path := narrowFrame(t, page, width, height, nil)
 	out := filepath.Join(t.TempDir(), "shot.png")
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
