@@ -143,6 +143,9 @@ func init() {
 		Soak:    soakDraw,
 		Model:   model,
 		Color:   6,
+
+		// Its own history in the run report (timeline.go).
+		Timeline: timeline,
 	})
 }
 

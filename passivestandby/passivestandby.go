@@ -154,6 +154,9 @@ func init() {
 		Soak:    soakDraw,
 		Model:   model,
 		Color:   3,
+
+		// Its own history in the run report (timeline.go).
+		Timeline: timeline,
 	})
 }
 

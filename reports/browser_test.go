@@ -41,4 +41,18 @@ func TestReportsInABrowser(t *testing.T) {
 	for name, dir := range dirs {
 		browsertest.CheckReport(t, browser, name, filepath.Join(dir, "report.html"))
 	}
+	// The run report opens its figures with the one comparing every
+	// strategy, and the glossary fits a narrow screen.
+	page, err := os.ReadFile(filepath.Join(runDir, "report.html"))
+	require.NoError(t, err)
+	require.FileExists(t, filepath.Join(runDir, CompareFigureName+".png"))
+	_, figs, ok := strings.Cut(string(page), `<h2 id="figures">`)
+	require.True(t, ok)
+	first := strings.Index(figs, "<figcaption>")
+	require.Positive(t, first)
+	require.True(t, strings.HasPrefix(figs[first:], "<figcaption>All strategies around the fault"), "the first figure compares the strategies")
+	over := browsertest.Overflow(t, browser, string(page), browsertest.NarrowWidth, "dl.terms")
+	require.Greater(t, over["dl.terms"], -1e8, "the glossary is there")
+	require.LessOrEqual(t, over["dl.terms"], 1.0, "the glossary is not cut off at 400 px")
+	require.LessOrEqual(t, over["dl.terms (content)"], 1.0, "nor scrolled away")
 }

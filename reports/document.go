@@ -28,6 +28,7 @@ const (
 	bTable
 	bFigure
 	bList
+	bTerms
 )
 
 type block struct {
@@ -38,6 +39,7 @@ type block struct {
 	table *table
 	fig   *Figure
 	items []string
+	terms []Term
 }
 
 type document struct {
@@ -54,6 +56,11 @@ func (d *document) code(lang, s string) {
 }
 func (d *document) tbl(t *table)     { d.blocks = append(d.blocks, block{kind: bTable, table: t}) }
 func (d *document) figure(f *Figure) { d.blocks = append(d.blocks, block{kind: bFigure, fig: f}) }
+
+// terms adds a glossary: terms and their meanings (a definition list,
+// which wraps on a narrow page where a table would not).
+func (d *document) terms(ts []Term) { d.blocks = append(d.blocks, block{kind: bTerms, terms: ts}) }
+
 func (d *document) list(items []string) {
 	d.blocks = append(d.blocks, block{kind: bList, items: items})
 }
@@ -271,6 +278,10 @@ func (d *document) markdown() []byte {
 			for _, it := range bl.items {
 				b.WriteString("- " + it + "\n")
 			}
+		case bTerms:
+			for _, t := range bl.terms {
+				b.WriteString("- **" + t.Name + "**: " + t.Meaning + "\n")
+			}
 		}
 	}
 	return b.Bytes()
@@ -295,13 +306,15 @@ h1{font-size:1.6em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:1em 0;font-size:.8em;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid #ccc;padding:.2em .35em}th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}td:first-child,td.s{white-space:nowrap}
 pre{background:#f6f6f6;padding:.8em;overflow-x:auto}code{background:#f6f6f6}
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{font-style:italic;color:#555}.note{color:#a33}
-.sw{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border-radius:2px;vertical-align:-.05em}`
+.sw{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border-radius:2px;vertical-align:-.05em}
+dl.terms{display:grid;grid-template-columns:max-content 1fr;gap:.2em .8em;font-size:.9em}dl.terms dt{font-weight:600}dl.terms dd{margin:0}
+@media (max-width:600px){body{margin:1em auto;padding:0 .6em}dl.terms{display:block}dl.terms dd{margin:0 0 .5em 1em}code{overflow-wrap:anywhere}}`
 
 // html renders the document as one self-contained page: inline CSS,
 // inline SVG figures, no scripts, links or external assets.
 func (d *document) html() []byte {
 	var b bytes.Buffer
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + html.EscapeString(d.title) + "</title>\n<style>\n" + htmlStyle + "\n</style>\n</head>\n<body>\n")
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" + html.EscapeString(d.title) + "</title>\n<style>\n" + htmlStyle + "\n</style>\n</head>\n<body>\n")
 	b.WriteString("<h1>" + html.EscapeString(d.title) + "</h1>\n")
 	for _, bl := range d.blocks {
 		switch bl.kind {
@@ -329,6 +342,12 @@ func (d *document) html() []byte {
 				b.WriteString("<li>" + inlineCode(it) + "</li>\n")
 			}
 			b.WriteString("</ul>\n")
+		case bTerms:
+			b.WriteString("<dl class=\"terms\">\n")
+			for _, t := range bl.terms {
+				b.WriteString("<dt>" + html.EscapeString(t.Name) + "</dt><dd>" + html.EscapeString(t.Meaning) + "</dd>\n")
+			}
+			b.WriteString("</dl>\n")
 		}
 	}
 	b.WriteString("</body>\n</html>\n")

@@ -1,7 +1,10 @@
 package reports
 
 import (
+	"slices"
 	"strings"
+
+	"github.com/streamha/streamha/ha/metrics"
 )
 
 // Term is one entry of the glossary: a column or verdict and what it means.
@@ -24,13 +27,16 @@ var Glossary = []Term{
 	{"wrong", "outputs delivered with another value or lineage count"},
 	{"lost in", "distinct source tuples whose effect never reached the output (at most the tuples emitted)"},
 	{"detect ms", "fault → the first node declares the failed node dead"},
-	{"recovery ms", "per fault episode, its start → the last output of the episode that arrived later than in the strategy's own failure-free run (plus the tolerance), never before its detection; the worst episode, with the number of episodes when several: \"224.2 (2)\"; \"not recovered (> 9.7 s)\" when an episode's output never came back"},
+	{"recovery ms", recoveryMeaning + "; \"not recovered (> T s)\" when that never happened before the run ended, T after the fault"},
 	{"+latency ms", "largest added latency of an output against the failure-free run"},
 	{"unavail ms", "longest interval without output beyond the normal inter-output gap"},
 	{"cpu×, proc cpu×", "processing time (node loops; real runs: whole processes) against the no-HA run, failure-free"},
 	{"bytes×, msgs×", "bytes and messages sent against the no-HA run, failure-free"},
 	{"peak queue", "largest output queue or log any node held (tuples)"},
 }
+
+// recoveryMeaning is what the recovery time measures.
+const recoveryMeaning = "per fault episode, its start → the last output of the episode that arrived later than in the strategy's own failure-free run (plus the tolerance), never before its detection; the worst episode, with the number of episodes when several: \"224.2 (2)\""
 
 // GlossaryText is the glossary as indented lines for help output.
 func GlossaryText() string {
@@ -41,11 +47,28 @@ func GlossaryText() string {
 	return b.String()
 }
 
-// glossaryTable is the glossary as a report table.
-func glossaryTable() *table {
-	t := &table{head: []string{"column or verdict", "meaning"}, keys: []string{"term", "meaning"}}
-	for _, g := range Glossary {
-		t.rows = append(t.rows, []cell{txt(g.Name), txt(g.Meaning)})
+// runGlossary is the glossary as a report shows it under a run's table:
+// the recovery time's entry with the run's own numbers — how long after
+// the fault each strategy that did not recover was observed — instead of
+// a placeholder.
+func runGlossary(runs []metrics.Run) []Term {
+	var late []string
+	for _, r := range runs {
+		if r.Recovery.NotRecovered {
+			late = append(late, r.Strategy+": "+r.Recovery.RecoveryText())
+		}
 	}
-	return t
+	out := slices.Clone(Glossary)
+	for i, g := range out {
+		if g.Name != "recovery ms" {
+			continue
+		}
+		switch {
+		case len(late) > 0:
+			out[i].Meaning = recoveryMeaning + "; when that never happened before the run ended, \"not recovered\" and how long after the fault the run was observed (here " + strings.Join(late, "; ") + ")"
+		default:
+			out[i].Meaning = recoveryMeaning + " (every strategy of this run that saw a fault recovered; one that does not shows \"not recovered\" and how long after the fault the run was observed)"
+		}
+	}
+	return out
 }

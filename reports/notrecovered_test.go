@@ -63,6 +63,9 @@ func TestNotRecoveredShownEverywhere(t *testing.T) {
 		assert.Contains(t, svg, fmt.Sprintf("end of run at %.2f s", crash+*rec.ObservedMs/1e3), fig)
 		assert.NotContains(t, svg, "fault → recovery", fig)
 	}
-	_, err = os.Stat(filepath.Join(dir, "checkpoints-amnesia.svg"))
-	assert.True(t, os.IsNotExist(err), "amnesia takes no checkpoint: no timeline")
+	_, err = os.Stat(filepath.Join(dir, "timeline-amnesia.svg"))
+	assert.True(t, os.IsNotExist(err), "amnesia registers no timeline")
+	// The figures comparing the strategies say so too, never a time.
+	assert.Contains(t, readFile(t, filepath.Join(dir, CompareFigureName+".svg")), html.EscapeString(observed)+" →")
+	assert.Contains(t, readFile(t, filepath.Join(dir, CostFigureName+".svg")), "amnesia: "+html.EscapeString(observed))
 }

@@ -25,27 +25,62 @@ import (
 	"github.com/streamha/streamha/strategies"
 )
 
-// Figures are drawn in a sans-serif face, like the report's text.
+// Figures are drawn in a sans-serif face, like the report's text, and in
+// a palette of ten colours far enough apart to tell strategies apart on
+// one axis: red, green, blue, orange, purple, brown, pink, grey, olive,
+// cyan (strategies.Info.Color indexes it, plus one).
 func init() {
 	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
 	plotter.DefaultFont = plot.DefaultFont
+	plotutil.DefaultColors = []color.Color{
+		color.RGBA{R: 214, G: 39, B: 40, A: 255}, color.RGBA{R: 44, G: 160, B: 44, A: 255},
+		color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
+		color.RGBA{R: 148, G: 103, B: 189, A: 255}, color.RGBA{R: 140, G: 86, B: 75, A: 255},
+		color.RGBA{R: 227, G: 119, B: 194, A: 255}, color.RGBA{R: 127, G: 127, B: 127, A: 255},
+		color.RGBA{R: 188, G: 189, B: 34, A: 255}, color.RGBA{R: 23, G: 190, B: 207, A: 255},
+	}
 }
-
-// fixedColors is how many palette colours the built-in strategies fix
-// (strategies.Info.Color).
-const fixedColors = 6
 
 // StrategyColor is the palette index of a strategy: the one it registers
 // (strategies.Info.Color), so a strategy has the same colour in every
-// figure whichever strategies a run or sweep compares, and for any other a
-// stable choice among the colours after the fixed ones.
+// figure whichever strategies a run or sweep compares. A registered
+// strategy without one gets the next colour no registered strategy fixes,
+// in registry order, so every strategy has its own while the palette
+// lasts; an unregistered name a stable one among the colours nobody fixes.
 func StrategyColor(name string) int {
-	if info, err := strategies.Lookup(name); err == nil && info.Color > 0 {
+	info, err := strategies.Lookup(name)
+	if err == nil && info.Color > 0 {
 		return info.Color - 1
+	}
+	fixed := map[int]bool{}
+	var free []int
+	for _, n := range strategies.Registered() {
+		if i, err := strategies.Lookup(n); err == nil && i.Color > 0 {
+			fixed[i.Color-1] = true
+		}
+	}
+	for c := range plotutil.DefaultColors {
+		if !fixed[c] {
+			free = append(free, c)
+		}
+	}
+	if len(free) == 0 {
+		free = []int{len(plotutil.DefaultColors) - 1}
+	}
+	if err == nil {
+		k := 0
+		for _, n := range strategies.Registered() {
+			if n == name {
+				return free[k%len(free)]
+			}
+			if i, _ := strategies.Lookup(n); i.Color == 0 {
+				k++
+			}
+		}
 	}
 	h := fnv.New32a()
 	h.Write([]byte(name))
-	return fixedColors + int(h.Sum32()%uint32(max(1, len(plotutil.DefaultColors)-fixedColors)))
+	return free[int(h.Sum32()%uint32(len(free)))]
 }
 
 // Figure is one rendered plot in both formats.
@@ -62,6 +97,9 @@ type Figure struct {
 	// it is done only when a PNG is wanted).
 	paint func(dc draw.Canvas)
 	w, h  vg.Length
+	// yShared are latency panels whose y-range the run's figures share
+	// (sharedLatencyRange).
+	yShared []*plot.Plot
 }
 
 // PNG renders the figure as a PNG image.
@@ -131,6 +169,7 @@ func grid(name, title string, notes []string, w, h vg.Length, plots [][]*plot.Pl
 		cols = max(cols, len(r))
 	}
 	return renderFigure(name, title, notes, w, h, func(dc draw.Canvas) {
+		dc = draw.Crop(dc, 0, -2*vg.Millimeter, 0, 0) // a legend keeps off the edge
 		t := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter, PadY: vg.Millimeter,
 			PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 2 * vg.Millimeter}
 		if cols > 1 {

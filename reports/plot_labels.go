@@ -77,8 +77,11 @@ type placedLabels struct {
 	xy     plotter.XYs
 	labels []string
 	cols   []color.Color
-	glyph  vg.Length
-	style  text.Style
+	// dx shifts a label's point sideways on the canvas, as its glyph is
+	// (dodgedScatter); nil or 0 for none.
+	dx    []vg.Length
+	glyph vg.Length
+	style text.Style
 	// drawn are the boxes of the labels drawn last, for tests.
 	drawn []vg.Rectangle
 }
@@ -93,9 +96,15 @@ func newPlacedLabels(glyph vg.Length) *placedLabels {
 
 // add labels the point xy with s in colour col.
 func (l *placedLabels) add(xy plotter.XY, s string, col color.Color) {
+	l.addDodged(xy, 0, s, col)
+}
+
+// addDodged labels the point xy drawn dx to the side.
+func (l *placedLabels) addDodged(xy plotter.XY, dx vg.Length, s string, col color.Color) {
 	l.xy = append(l.xy, xy)
 	l.labels = append(l.labels, s)
 	l.cols = append(l.cols, col)
+	l.dx = append(l.dx, dx)
 }
 
 // Plot implements plot.Plotter.
@@ -105,6 +114,9 @@ func (l *placedLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	sizes := make([]vg.Point, len(l.xy))
 	for i, xy := range l.xy {
 		anchors[i] = vg.Point{X: tx(xy.X), Y: ty(xy.Y)}
+		if i < len(l.dx) {
+			anchors[i].X += l.dx[i]
+		}
 		r := l.style.Rectangle(l.labels[i])
 		sizes[i] = vg.Point{X: r.Max.X - r.Min.X, Y: r.Max.Y - r.Min.Y}
 	}
@@ -133,4 +145,33 @@ func nearestPoint(r vg.Rectangle, p vg.Point) vg.Point {
 
 func distance(a, b vg.Point) vg.Length {
 	return vg.Length(math.Hypot(float64(a.X-b.X), float64(a.Y-b.Y)))
+}
+
+// dodgedScatter draws glyphs dx to the side of their points on the
+// canvas: marks of several strategies at one point stay apart.
+type dodgedScatter struct {
+	xy    plotter.XYs
+	dx    vg.Length
+	style draw.GlyphStyle
+}
+
+// Plot implements plot.Plotter.
+func (d *dodgedScatter) Plot(c draw.Canvas, p *plot.Plot) {
+	tx, ty := p.Transforms(&c)
+	for _, xy := range d.xy {
+		pt := vg.Point{X: tx(xy.X) + d.dx, Y: ty(xy.Y)}
+		if c.Contains(pt) {
+			c.DrawGlyph(d.style, pt)
+		}
+	}
+}
+
+// DataRange implements plot.DataRanger.
+func (d *dodgedScatter) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return plotter.XYRange(d.xy)
+}
+
+// Thumbnail implements plot.Thumbnailer.
+func (d *dodgedScatter) Thumbnail(c *draw.Canvas) {
+	c.DrawGlyph(d.style, c.Center())
 }

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/recorder"
@@ -244,4 +245,55 @@ func TestWrapText(t *testing.T) {
 	assert.Equal(t, "not recovered at any seed,\nnot drawn: amnesia", wrapText("not recovered at any seed, not drawn: amnesia", 26))
 	assert.Equal(t, "short", wrapText("short", 26))
 	assert.Equal(t, "a-very-long-word\nb", wrapText("a-very-long-word b", 5))
+}
+
+// TestNotRecoveredStandApart: two strategies not recovered at the same
+// settings and time get a cross each, side by side, and every "k/N"
+// label is drawn, none over another or over a cross.
+func TestNotRecoveredStandApart(t *testing.T) {
+	assert.GreaterOrEqual(t, notRecoveredDodge, 2*vg.Points(5), "crosses of radius 5 pt a cross apart")
+	p := newPlot("recovery", "interval", "recovery time (ms)", nil)
+	xy := plotter.XYs{{X: 0, Y: 9700}, {X: 1, Y: 9700}, {X: 2, Y: 9700}, {X: 3, Y: 9700}, {X: 4, Y: 9700}}
+	tags := []string{"5/5", "5/5", "5/5", "5/5", "5/5"}
+	nr := []series{{Name: "amnesia", XY: xy, Tags: tags}, {Name: "upstream-backup", XY: xy, Tags: tags}}
+	p.Y.Min = 0
+	labels, err := addNotRecovered(p, nr, strategyLook)
+	require.NoError(t, err)
+	fig, err := single("recovery", "recovery", nil, p)
+	require.NoError(t, err)
+	require.Len(t, labels.drawn, 10, "every label drawn")
+	assert.Greater(t, labels.dx[5]-labels.dx[0], vg.Length(0), "the second strategy's cross stands to the right")
+	for i, b := range labels.drawn {
+		for j := range i {
+			assert.False(t, overlaps(b, labels.drawn[j]), "labels %d and %d overlap", i, j)
+		}
+	}
+	assert.Contains(t, string(fig.SVG), colourHex(plotutil.Color(StrategyColor("upstream-backup"))))
+}
+
+// TestGridLegendKeepsOffTheEdge: panels side by side share a legend strip
+// whose text ends inside the figure, a margin from its right edge.
+func TestGridLegendKeepsOffTheEdge(t *testing.T) {
+	a := newPlot("CPU", "CPU × no-HA", "recovery time (ms)", nil)
+	b := newPlot("network", "bytes × no-HA", "recovery time (ms)", nil)
+	ss := []series{{Name: "global-checkpoint", XY: plotter.XYs{{X: 1, Y: 2000}}}, {Name: "passive-standby", XY: plotter.XYs{{X: 1.5, Y: 1500}}}}
+	require.NoError(t, addSeries(a, ss, strategyLook, false))
+	require.NoError(t, addSeries(b, ss, strategyLook, false))
+	a.Legend = plot.NewLegend()
+	fig, err := grid("tradeoff", "t", nil, 12*vg.Inch, 5*vg.Inch, [][]*plot.Plot{{a, b}})
+	require.NoError(t, err)
+	rec := &recorder.Canvas{}
+	fig.paint(draw.NewCanvas(rec, fig.w, fig.h))
+	found := 0
+	for _, act := range rec.Actions {
+		fs, ok := act.(*recorder.FillString)
+		if !ok || (fs.String != "global-checkpoint" && fs.String != "passive-standby") {
+			continue
+		}
+		found++
+		sty := text.Style{Font: fs.Font, Handler: plot.DefaultTextHandler}
+		w := sty.Rectangle(fs.String).Max.X
+		assert.LessOrEqual(t, fs.Point.X+w, fig.w-vg.Millimeter, "%s reaches the edge", fs.String)
+	}
+	assert.Equal(t, 2, found)
 }

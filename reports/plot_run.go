@@ -209,9 +209,13 @@ func LatencyFigure(name, strategy string, faulty *ha.Trace, rec metrics.Recovery
 		p.X.Min, p.X.Max = 0, xmax
 	}
 	if zoom == nil {
-		return grid(name, title, notes, figW, 6*vg.Inch, [][]*plot.Plot{{top}, {bottom}})
+		fig, err := grid(name, title, notes, figW, 6*vg.Inch, [][]*plot.Plot{{top}, {bottom}})
+		fig.yShared = []*plot.Plot{top}
+		return fig, err
 	}
-	return grid(name, title, notes, figW, 8.5*vg.Inch, [][]*plot.Plot{{top}, {zoom}, {bottom}})
+	fig, err := grid(name, title, notes, figW, 8.5*vg.Inch, [][]*plot.Plot{{top}, {zoom}, {bottom}})
+	fig.yShared = []*plot.Plot{top, zoom}
+	return fig, err
 }
 
 // latencyPanel plots latencies on a log axis in the strategy's colour col
@@ -224,8 +228,9 @@ func latencyPanel(title string, notes []string, xy plotter.XYs, ms []marker, win
 		lo, hi = math.Min(lo, q.Y), math.Max(hi, q.Y)
 	}
 	lo, hi = lo*0.8, hi*4
-	p.Y.Min, p.Y.Max = lo, hi
-	if err := decorate(p, ms, windows, lo, hi, withLabels); err != nil {
+	// The marks span far beyond the range (clipped), so that the run's
+	// figures may share a wider one (sharedLatencyRange).
+	if err := decorate(p, ms, windows, lo/1e3, hi*1e3, withLabels); err != nil {
 		return nil, err
 	}
 	sc, err := plotter.NewScatter(xy)
@@ -235,6 +240,7 @@ func latencyPanel(title string, notes []string, xy plotter.XYs, ms []marker, win
 	sc.GlyphStyle.Radius = vg.Points(1)
 	sc.GlyphStyle.Color = col
 	p.Add(sc)
+	p.Y.Min, p.Y.Max = lo, hi
 	return p, nil
 }
 
@@ -419,7 +425,7 @@ func stride(n, limit int) int {
 
 // RunFigures are one strategy's latency/throughput and output-timeline
 // figures, drawn from its faulty run classified against the reference, and
-// its checkpoint timeline when it checkpoints.
+// its own timeline when its registry entry reads one from the trace.
 func RunFigures(run sim.FaultyRun) ([]Figure, error) {
 	stem := sanitizeName(run.Strategy)
 	f, err := LatencyFigure("latency-"+stem, run.Strategy, run.Trace, run.Recovery)
@@ -431,7 +437,7 @@ func RunFigures(run sim.FaultyRun) ([]Figure, error) {
 		return nil, err
 	}
 	figs := []Figure{f, g}
-	ck, ok, err := CheckpointFigure("checkpoints-"+stem, run.Strategy, run.Trace, run.Recovery)
+	ck, ok, err := TimelineFigure("timeline-"+stem, run.Strategy, run.Trace, run.Recovery)
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,7 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 				p = newPlot(title, ax.label(), "recovery time (ms)", notes)
 				p.Y.Min = 0
 			}
-			if err := addNotRecovered(p, nr, colorOf); err != nil {
+			if _, err := addNotRecovered(p, nr, colorOf); err != nil {
 				return nil, err
 			}
 		}
@@ -360,18 +360,17 @@ func dropNotRecovered(ss, nr []series) []series {
 // addNotRecovered draws not-recovered points as large crosses in their
 // strategy's colour, labelled with how many seeds did not recover, and a
 // legend entry per strategy with the shortest time observed.
-func addNotRecovered(p *plot.Plot, ss []series, colorOf func(string) seriesLook) error {
+func addNotRecovered(p *plot.Plot, ss []series, colorOf func(string) seriesLook) (*placedLabels, error) {
 	tags := newPlacedLabels(vg.Points(5))
-	for _, s := range ss {
+	for k, s := range ss {
 		col := plotutil.Color(colorOf(s.Name).color)
-		sc, err := plotter.NewScatter(s.XY)
-		if err != nil {
-			return err
-		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
+		// Several strategies not recovered at one setting and time stand
+		// side by side, a cross's width apart, each with its own label.
+		dx := vg.Length(float64(k)-float64(len(ss)-1)/2) * notRecoveredDodge
+		sc := &dodgedScatter{xy: s.XY, dx: dx, style: draw.GlyphStyle{Color: col, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}}
 		p.Add(sc)
 		for i, xy := range s.XY {
-			tags.add(xy, s.Tags[i], col)
+			tags.addDodged(xy, dx, s.Tags[i], col)
 			// Room above the crosses for their labels.
 			p.Y.Max = math.Max(p.Y.Max, xy.Y*1.25)
 		}
@@ -379,8 +378,22 @@ func addNotRecovered(p *plot.Plot, ss []series, colorOf func(string) seriesLook)
 		p.Legend.Add(fmt.Sprintf("%s: not recovered (> %.1f s)", s.Name, least/1e3), sc)
 	}
 	p.Add(tags)
-	return nil
+	// Room either side for the crosses stood beside their point.
+	if len(ss) > 1 {
+		if _, isLog := p.X.Scale.(plot.LogScale); isLog && p.X.Min > 0 {
+			r := math.Log(p.X.Max/p.X.Min) * 0.04
+			p.X.Min, p.X.Max = p.X.Min*math.Exp(-r), p.X.Max*math.Exp(r)
+		} else {
+			r := (p.X.Max - p.X.Min) * 0.04
+			p.X.Min, p.X.Max = p.X.Min-r, p.X.Max+r
+		}
+	}
+	return tags, nil
 }
+
+// notRecoveredDodge is how far apart the crosses of strategies not
+// recovered at the same point stand.
+const notRecoveredDodge = 12 * vg.Millimeter / 3
 
 // lineFigure is a parameter-vs-figure plot with error bars, or an empty
 // plot saying why.

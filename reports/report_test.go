@@ -125,14 +125,15 @@ func TestRunReportFiles(t *testing.T) {
 	dir := t.TempDir()
 	figs, err := WriteRunReport(dir, r, cmp.Reference, traces(cmp))
 	require.NoError(t, err)
-	require.Len(t, figs, 4)
-	for _, f := range []string{"report.md", "report.html", "results.csv", "results.json", "latency-amnesia.png", "latency-amnesia.svg", "outputs-sweeptest.svg"} {
+	require.Len(t, figs, 6)
+	for _, f := range []string{"report.md", "report.html", "results.csv", "results.json", "latency-amnesia.png", "latency-amnesia.svg", "outputs-sweeptest.svg",
+		CompareFigureName + ".svg", CompareFigureName + ".png", CostFigureName + ".svg"} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
 
 	page := readFile(t, filepath.Join(dir, "report.html"))
 	assertSelfContained(t, page)
-	assert.Equal(t, 4, strings.Count(page, "<svg "))
+	assert.Equal(t, 6, strings.Count(page, "<svg "))
 	for _, want := range []string{"streamha run --seed 7", "seed 7", "name: small", "Model vs simulation", "gap"} {
 		assert.Contains(t, page, want)
 	}

@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+
+	"gonum.org/v1/plot/plotter"
 
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
@@ -103,8 +106,7 @@ func modelTable(runs []metrics.Run) *table {
 		keys: []string{"strategy", "figure", "model", "simulated", "difference"},
 	}
 	for _, r := range runs {
-		if r.Model == nil {
-			t.rows = append(t.rows, []cell{txt(r.Strategy), txt("(no model)"), numCell(nan(), 1), numCell(nan(), 1), numCell(nan(), 1)})
+		if r.Model == nil { // said once above the table (noModelNote)
 			continue
 		}
 		add := func(fig string, key string, sim *float64, prec int) {
@@ -172,6 +174,10 @@ type RunDir struct {
 	dir       string
 	figs      []Figure
 	anomalies map[string]string // strategy → its anomalies file
+	// sketches keep of each run what the comparison figures draw; ref
+	// the failure-free run's latencies near the faults.
+	sketches []runSketch
+	ref      plotter.XYs
 }
 
 // NewRunDir creates the directory.
@@ -208,6 +214,11 @@ func (d *RunDir) addFigures(run sim.FaultyRun) error {
 		return err
 	}
 	d.figs = append(d.figs, figs...)
+	sk := sketchRun(run)
+	if len(d.sketches) == 0 {
+		d.ref = latenciesNear(run.Reference, sk.faults)
+	}
+	d.sketches = append(d.sketches, sk)
 	return nil
 }
 
@@ -223,12 +234,13 @@ func (d *RunDir) Finish(r *metrics.Result, reference *ha.Trace) error {
 	if err := WriteTrace(filepath.Join(d.dir, ReferenceFile), reference); err != nil {
 		return err
 	}
-	return writeRunDoc(d.dir, r, d.figs)
+	return d.writeDoc(r)
 }
 
 // WriteRunReport writes the report of one `streamha run` into dir:
-// report.md, report.html, results.csv, results.json and, per strategy, the
-// latency/throughput and output-timeline figures (PNG and SVG). traces are
+// report.md, report.html, results.csv, results.json, the figures that
+// compare the strategies and, per strategy, the latency/throughput and
+// output-timeline figures (PNG and SVG). traces are
 // the faulty traces parallel to r.Runs. It returns the figures.
 func WriteRunReport(dir string, r *metrics.Result, reference *ha.Trace, traces []*ha.Trace) ([]Figure, error) {
 	if len(traces) != len(r.Runs) {
@@ -240,12 +252,38 @@ func WriteRunReport(dir string, r *metrics.Result, reference *ha.Trace, traces [
 			return nil, err
 		}
 	}
-	return d.figs, writeRunDoc(d.dir, r, d.figs)
+	return d.writeDocFigs(r)
 }
 
-// writeRunDoc writes the report documents and figures of a run.
-func writeRunDoc(dir string, r *metrics.Result, figs []Figure) error {
-	d := &document{title: fmt.Sprintf("streamha run: %s, seed %d", r.Experiment, r.Seed)}
+// writeDoc draws the comparison figures and writes the report; it
+// returns every figure of the report.
+func (d *RunDir) writeDoc(r *metrics.Result) error {
+	_, err := d.writeDocFigs(r)
+	return err
+}
+
+func (d *RunDir) writeDocFigs(r *metrics.Result) ([]Figure, error) {
+	if !slices.ContainsFunc(r.Runs, func(run metrics.Run) bool { return run.Model != nil }) {
+		AddModelsFromConfig(r) // a cluster run's result, say
+	}
+	lead, err := runComparisonFigures(r, d.sketches, d.ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := sharedLatencyRange(d.figs); err != nil {
+		return nil, err
+	}
+	return append(slices.Clone(lead), d.figs...), writeRunDoc(d.dir, r, lead, d.figs)
+}
+
+// writeRunDoc writes the report documents and figures of a run: lead, the
+// figures comparing every strategy, before each strategy's figures.
+func writeRunDoc(dir string, r *metrics.Result, lead, figs []Figure) error {
+	cmd := "run"
+	if r.Mode == "cluster" {
+		cmd = "cluster"
+	}
+	d := &document{title: fmt.Sprintf("streamha %s: %s, seed %d", cmd, r.Experiment, r.Seed)}
 	intro := fmt.Sprintf("Mode %s · query class %s · seed %d.", r.Mode, r.QueryClass, r.Seed)
 	if len(r.Faults) > 0 {
 		intro += " Faults: " + joinSemi(r.Faults) + "."
@@ -270,14 +308,35 @@ func writeRunDoc(dir string, r *metrics.Result, figs []Figure) error {
 		d.p(n)
 	}
 	d.h(3, "Glossary")
-	d.tbl(glossaryTable())
-	d.h(2, "Model vs simulation")
-	d.p("First-principles estimates (detection ≈ timeout + heartbeat/2, restore = state × per-byte CPU, catch-up of replayed and backlogged input at the spare's processing rate; docs/reports.md) beside the simulated figures.")
-	d.tbl(modelTable(r.Runs))
+	d.terms(runGlossary(r.Runs))
+	if r.Mode == "cluster" {
+		d.h(2, "Model vs measurement")
+	} else {
+		d.h(2, "Model vs simulation")
+	}
+	d.p("First-principles estimates (detection ≈ timeout + heartbeat/2, restore = state × per-byte CPU, catch-up of replayed and backlogged input at the spare's processing rate; docs/reports.md) beside the " + measuredWord(r) + " figures.")
+	if why := noModelNote(r); why != "" {
+		d.p(why)
+	}
+	if mt := modelTable(r.Runs); len(mt.rows) > 0 {
+		mt.head[3] = measuredWord(r)
+		if r.Mode == "cluster" {
+			mt.head[4] = "measured − model"
+		}
+		d.tbl(mt)
+	}
 	d.h(2, "Figures")
+	for i := range lead {
+		d.figure(&lead[i])
+	}
+	if len(figs) > 0 {
+		d.h(3, "Each strategy")
+		d.p("One set of figures per strategy; their latency panels share one axis, so that they compare.")
+	}
 	for i := range figs {
 		d.figure(&figs[i])
 	}
+	figs = append(slices.Clone(lead), figs...)
 	d.h(2, "Anomalies")
 	anyAnomaly := false
 	for _, run := range r.Runs {
@@ -297,6 +356,37 @@ func writeRunDoc(dir string, r *metrics.Result, figs []Figure) error {
 	}
 	extra := map[string]any{"experiment": r.Experiment, "seed": r.Seed, "command": r.Command, "faults": r.Faults, "model": modelTable(r.Runs).records()}
 	return writeDoc(dir, d, t, figs, extra)
+}
+
+// measuredWord names what the model is set beside: the simulation's
+// figures, or a cluster run's measured ones.
+func measuredWord(r *metrics.Result) string {
+	if r.Mode == "cluster" {
+		return "measured"
+	}
+	return "simulated"
+}
+
+// noModelNote says, once, which strategies have no model and why; "" when
+// every strategy has one.
+func noModelNote(r *metrics.Result) string {
+	var none []string
+	for _, run := range r.Runs {
+		if run.Model == nil {
+			none = append(none, run.Strategy)
+		}
+	}
+	if len(none) == 0 {
+		return ""
+	}
+	why := "the result records no experiment to model"
+	if r.Config != "" {
+		why = "the experiment recorded in the result has no fragment to model"
+	}
+	if len(none) == len(r.Runs) {
+		return "No model: " + why + "."
+	}
+	return "No model for " + strings.Join(none, ", ") + ": " + why + "."
 }
 
 // RoundsNote says, when the overheads are medians of repeated rounds
@@ -377,7 +467,7 @@ func RenderRunDir(dir string, progress func(stage string)) error {
 		}
 	}
 	progress("writing the report")
-	return writeRunDoc(d.dir, r, d.figs)
+	return d.writeDoc(r)
 }
 
 // IsRunDir and IsSweepDir tell what a directory holds.

@@ -79,6 +79,10 @@ func pointsTable(sw *sim.Sweep, points []PointResult) *table {
 	return t
 }
 
+// RepresentativeFile holds, in a sweep's directory, the experiment of its
+// representative point, for `streamha run --config`.
+const RepresentativeFile = "representative.yaml"
+
 // SweepRepresentative is the full run of a sweep's representative point
 // (the first seed at RepresentativeSetting) that its report shows beside
 // the sweep figures. The sweep runner produces it (package sweep); the
@@ -135,6 +139,14 @@ func WriteSweepReport(dir string, meta *SweepMeta, points []PointResult, rep *Sw
 	}
 	d.h(2, "Representative run")
 	d.p(fmt.Sprintf("Seed %d at %s, re-run deterministically: `streamha sweep` points are pure functions of (experiment, seed).", repPoint.Seed, settingLabel(sw, repPoint.Values)))
+	if rep.Result.Config != "" {
+		// The point's experiment, swept values set, beside the report.
+		if err := os.WriteFile(filepath.Join(dir, RepresentativeFile), []byte(rep.Result.Config), 0o644); err != nil {
+			return nil, fmt.Errorf("write %s: %w", RepresentativeFile, err)
+		}
+		d.p(fmt.Sprintf("Reproduce it with `streamha run --config %s --seed %d --strategy %s` (%s is the point's experiment, beside this report).",
+			filepath.ToSlash(filepath.Join(dir, RepresentativeFile)), repPoint.Seed, strings.Join(sw.Strategies, ","), RepresentativeFile))
+	}
 	d.tbl(RunTable(rep.Result))
 	for i := range runFigs {
 		d.figure(&runFigs[i])

@@ -57,6 +57,9 @@ type Info struct {
 	// compares: an index into the figures' palette, plus one. 0 leaves the
 	// choice to reports: a stable one among the colours after the fixed ones.
 	Color int
+	// Timeline reads its own history out of a run's trace (checkpoints,
+	// queues) for the run report's timeline figure; nil draws none.
+	Timeline TimelineFunc
 }
 
 var registry = map[string]Info{}

@@ -48,6 +48,9 @@ func init() {
 		Soak:    soakDraw,
 		Model:   model,
 		Color:   4,
+
+		// Its own history in the run report (timeline.go).
+		Timeline: timeline,
 	})
 }
 

@@ -10,10 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
+	"github.com/spf13/pflag"
 
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/globalcheckpoint"
@@ -33,6 +30,8 @@ type chainFlags struct {
 	interval  time.Duration
 	seeds     int
 	out       string
+	noOut     bool
+	quiet     bool
 }
 
 func newChainSweepCmd() *cobra.Command {
@@ -43,11 +42,17 @@ func newChainSweepCmd() *cobra.Command {
 		Long: "chain-sweep runs a chain of N fragments, each a per-key running sum over --keys keys (so every\n" +
 			"fragment holds state), for every N in --fragments, crashes the middle fragment, and prints the\n" +
 			"restart time (crash → every restarted fragment caught up) and the recovery time of global-checkpoint (every fragment restarts from the last completed checkpoint)\n" +
-			"and passive-standby (the failed fragment alone restarts), each beside its model. With --out it\n" +
-			"writes chain-sweep.png/.svg and chain-sweep.csv there.",
+			"and passive-standby (the failed fragment alone restarts), each beside its model. It says on stderr\n" +
+			"which chain and seed runs, and writes a report (report.html, report.md, chain-sweep.png/.svg,\n" +
+			"chain-sweep.csv, chain-sweep.json) into a new directory under streamha-out (linked as\n" +
+			"streamha-out/latest-chain-sweep), or into --out; 'streamha serve' lists and compares them.",
 		Example: "  streamha chain-sweep\n  streamha chain-sweep --fragments 3,6,12 --keys 50000 --out docs/img",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runChainSweep(cmd.OutOrStdout(), f)
+			progress := cmd.ErrOrStderr()
+			if f.quiet {
+				progress = io.Discard
+			}
+			return runChainSweep(cmd.OutOrStdout(), progress, f, chainCommand(cmd))
 		},
 	}
 	fl := c.Flags()
@@ -57,26 +62,35 @@ func newChainSweepCmd() *cobra.Command {
 	fl.DurationVar(&f.perByte, "per-byte", 200*time.Nanosecond, "CPU per byte serialised, read or deserialised (200ns: a checkpoint store read at 5 MB/s)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "checkpoint interval of both strategies")
 	fl.IntVar(&f.seeds, "seeds", 3, "seeds per chain length (1 to 20); the table shows the means")
-	fl.StringVar(&f.out, "out", "", "directory for the plot and CSV (none when empty)")
+	fl.StringVar(&f.out, "out", "", "directory for the report (default: a new ./streamha-out/chain-sweep-<time>/)")
+	fl.BoolVar(&f.noOut, "no-out", false, "write no files: the table only")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
 	return c
 }
 
-// chainPoint is one chain length's measured and modelled recovery, in ms.
-type chainPoint struct {
-	n            int
-	gc, gcModel  float64
-	ps, psModel  float64
-	gcRec, psRec float64 // the recovery-time metric (docs/semantics.md)
+// chainCommand is the command line that reproduces a chain sweep: its
+// name and the flags given, --out and --quiet left out.
+func chainCommand(cmd *cobra.Command) string {
+	parts := []string{"streamha", "chain-sweep"}
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if fl.Name != "out" && fl.Name != "quiet" && fl.Name != "no-out" {
+			parts = append(parts, "--"+fl.Name, fl.Value.String())
+		}
+	})
+	return strings.Join(parts, " ")
 }
 
-// add adds w × q's figures to p (a running mean).
-func (p *chainPoint) add(q chainPoint, w float64) {
-	p.gc += w * q.gc
-	p.gcModel += w * q.gcModel
-	p.gcRec += w * q.gcRec
-	p.ps += w * q.ps
-	p.psModel += w * q.psModel
-	p.psRec += w * q.psRec
+// chainPoint is one chain length's measured and modelled recovery, in ms.
+type chainPoint = reports.ChainPoint
+
+// addChain adds w × q's figures to p (a running mean).
+func addChain(p *chainPoint, q chainPoint, w float64) {
+	p.GCRestartMs += w * q.GCRestartMs
+	p.GCModelMs += w * q.GCModelMs
+	p.GCRecoveryMs += w * q.GCRecoveryMs
+	p.PSRestartMs += w * q.PSRestartMs
+	p.PSModelMs += w * q.PSModelMs
+	p.PSRecoveryMs += w * q.PSRecoveryMs
 }
 
 // restartMs is metrics.Restart in ms, -1 when the trace has none.
@@ -88,7 +102,7 @@ func restartMs(tr *ha.Trace) float64 {
 	return float64(d) / float64(time.Millisecond)
 }
 
-func runChainSweep(w io.Writer, f chainFlags) error {
+func runChainSweep(w, progress io.Writer, f chainFlags, command string) error {
 	var ns []int
 	for _, s := range strings.Split(f.fragments, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -112,39 +126,46 @@ func runChainSweep(w io.Writer, f chainFlags) error {
 	if f.interval < time.Millisecond {
 		return usageErr{fmt.Errorf("--interval: want at least 1ms, got %s", f.interval)}
 	}
-	fmt.Fprintf(w, "chain of running sums, %g tuples/s over %d keys, %s per byte, crash of the middle fragment, checkpoint interval %s, mean of %d seeds\n\n",
+	setup := fmt.Sprintf("chain of running sums, %g tuples/s over %d keys, %s per byte, crash of the middle fragment, checkpoint interval %s, mean of %d seeds",
 		f.rate, f.keys, f.perByte, f.interval, f.seeds)
+	fmt.Fprintf(w, "%s\n\n", setup)
 	fmt.Fprintf(w, "restart: crash → every restarted fragment caught up (ms); recovery: the recovery-time metric (ms)\n")
 	fmt.Fprintf(w, "%9s  %10s  %8s  %8s  %10s  %8s  %8s\n", "fragments", "gc restart", "model", "recovery", "ps restart", "model", "recovery")
 	var pts []chainPoint
+	done, total := 0, len(ns)*f.seeds
 	for _, n := range ns {
-		var p chainPoint
+		p := chainPoint{Fragments: n}
 		for seed := 1; seed <= f.seeds; seed++ {
+			done++
+			fmt.Fprintf(progress, "chain-sweep: run %d of %d: chain of %d fragments, seed %d\n", done, total, n, seed)
 			q, err := chainRun(n, uint64(seed), f)
 			if err != nil {
 				return err
 			}
-			p.add(q, 1/float64(f.seeds))
+			addChain(&p, q, 1/float64(f.seeds))
 		}
-		p.n = n
-		fmt.Fprintf(w, "%9d  %10.1f  %8.1f  %8.1f  %10.1f  %8.1f  %8.1f\n", p.n, p.gc, p.gcModel, p.gcRec, p.ps, p.psModel, p.psRec)
+		fmt.Fprintf(w, "%9d  %10.1f  %8.1f  %8.1f  %10.1f  %8.1f  %8.1f\n", p.Fragments, p.GCRestartMs, p.GCModelMs, p.GCRecoveryMs, p.PSRestartMs, p.PSModelMs, p.PSRecoveryMs)
 		pts = append(pts, p)
 	}
-	if f.out == "" {
+	if f.noOut {
 		return nil
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
+	dir := f.out
+	if dir == "" {
+		var err error
+		// The directory's name only is stamped with the time; the results never are.
+		if dir, err = newStampedDir(outRoot, "chain-sweep", time.Now()); err != nil {
+			return fmt.Errorf("chain-sweep: %w", err)
+		}
+		linkLatest(outRoot, "latest-chain-sweep", dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("chain-sweep: %w", err)
 	}
-	var csv strings.Builder
-	csv.WriteString("fragments,global_checkpoint_restart_ms,global_checkpoint_model_ms,global_checkpoint_recovery_ms,passive_standby_restart_ms,passive_standby_model_ms,passive_standby_recovery_ms\n")
-	for _, p := range pts {
-		fmt.Fprintf(&csv, "%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", p.n, p.gc, p.gcModel, p.gcRec, p.ps, p.psModel, p.psRec)
-	}
-	if err := os.WriteFile(filepath.Join(f.out, "chain-sweep.csv"), []byte(csv.String()), 0o644); err != nil {
+	if err := reports.WriteChainSweepReport(dir, &reports.ChainSweep{Setup: setup, Command: command, Points: pts}); err != nil {
 		return fmt.Errorf("chain-sweep: %w", err)
 	}
-	return chainPlot(pts, f.out)
+	fmt.Fprintf(w, "\nreport written to %s\n", filepath.Join(dir, "report.html"))
+	return nil
 }
 
 // chainExperiment is a chain of n running sums with a crash of the middle one.
@@ -170,15 +191,15 @@ func chainRun(n int, seed uint64, f chainFlags) (chainPoint, error) {
 	if err != nil {
 		return chainPoint{}, fmt.Errorf("chain of %d: %w", n, err)
 	}
-	p := chainPoint{n: n}
+	p := chainPoint{Fragments: n}
 	rec := func(i int) float64 {
 		if r := cmp.Runs[i].Run.Recovery.RecoveryMs; r != nil {
 			return *r
 		}
 		return -1
 	}
-	p.gcRec, p.psRec = rec(0), rec(1)
-	p.gc, p.ps = restartMs(cmp.Runs[0].Trace), restartMs(cmp.Runs[1].Trace)
+	p.GCRecoveryMs, p.PSRecoveryMs = rec(0), rec(1)
+	p.GCRestartMs, p.PSRestartMs = restartMs(cmp.Runs[0].Trace), restartMs(cmp.Runs[1].Trace)
 	// The model takes the size of each snapshot restored from the trace
 	// (the restore events of the first rollback, by fragment).
 	state := map[string]float64{}
@@ -198,39 +219,7 @@ func chainRun(n int, seed uint64, f chainFlags) (chainPoint, error) {
 		s := state[fmt.Sprintf("F%d", i)]
 		in.Frags = append(in.Frags, globalcheckpoint.ModelFrag{In: e.Source.Rate, Cost: cost, StateBytes: s})
 	}
-	p.gcModel = float64(globalcheckpoint.ModelRecovery(in)) / 1e6
-	p.psModel = reports.Model(e, "passive-standby", cmp.Runs[1].Run.Params)[reports.ModelRecoveryMs]
+	p.GCModelMs = float64(globalcheckpoint.ModelRecovery(in)) / 1e6
+	p.PSModelMs = reports.Model(e, "passive-standby", cmp.Runs[1].Run.Params)[reports.ModelRecoveryMs]
 	return p, nil
-}
-
-func chainPlot(pts []chainPoint, dir string) error {
-	p := plot.New()
-	p.Title.Text = "Restart time as the chain grows (crash of the middle fragment)"
-	p.X.Label.Text = "fragments in the chain"
-	p.Y.Label.Text = "crash → every restarted fragment caught up (ms)"
-	line := func(get func(chainPoint) float64) plotter.XYs {
-		var xy plotter.XYs
-		for _, c := range pts {
-			if v := get(c); v >= 0 {
-				xy = append(xy, plotter.XY{X: float64(c.n), Y: v})
-			}
-		}
-		return xy
-	}
-	if err := plotutil.AddLinePoints(p,
-		"global-checkpoint (measured)", line(func(c chainPoint) float64 { return c.gc }),
-		"global-checkpoint (model)", line(func(c chainPoint) float64 { return c.gcModel }),
-		"passive-standby (measured)", line(func(c chainPoint) float64 { return c.ps }),
-		"passive-standby (model)", line(func(c chainPoint) float64 { return c.psModel }),
-	); err != nil {
-		return fmt.Errorf("chain-sweep plot: %w", err)
-	}
-	p.Y.Min = 0 // restart times are compared from zero, not from the smallest
-	p.Legend.Top, p.Legend.Left = false, false
-	for _, ext := range []string{"png", "svg"} {
-		if err := p.Save(7*vg.Inch, 4*vg.Inch, filepath.Join(dir, "chain-sweep."+ext)); err != nil {
-			return fmt.Errorf("chain-sweep plot: %w", err)
-		}
-	}
-	return nil
 }

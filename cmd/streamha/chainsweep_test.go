@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/reports"
 )
 
 func TestChainSweepRejectsBadFlags(t *testing.T) {
@@ -50,7 +52,16 @@ func TestChainSweepRestartsEveryFragment(t *testing.T) {
 	}
 	require.Len(t, gc, 2, out)
 	assert.Greater(t, gc[1], gc[0], "restarting 4 fragments takes longer than 2:\n%s", out)
-	for _, f := range []string{"chain-sweep.csv", "chain-sweep.png", "chain-sweep.svg"} {
+	assert.Contains(t, errOut, "chain-sweep: run 1 of 2: chain of 2 fragments, seed 1", "progress on stderr")
+	assert.Contains(t, errOut, "run 2 of 2")
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "streamha chain-sweep --fragments 2,4 --seeds 1", "the report says how to reproduce it")
+	// Each strategy in its own colour, the registry's.
+	for _, s := range []string{"global-checkpoint", "passive-standby"} {
+		assert.Contains(t, string(page), reports.StrategyHex(s), s)
+	}
+	for _, f := range []string{"chain-sweep.csv", "chain-sweep.png", "chain-sweep.svg", "chain-sweep.json", "report.md"} {
 		st, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err)
 		assert.Positive(t, st.Size())

@@ -31,10 +31,11 @@ func newServeCmd() *cobra.Command {
 	var allowHosts []string
 	c := &cobra.Command{
 		Use:   "serve [DIR]",
-		Short: "Browse the runs and sweeps under DIR (default streamha-out) in a local web page",
-		Long: "serve starts a web server, bound to localhost by default, with a page that lists every run and\n" +
-			"sweep under DIR (experiment, seed, mode, each strategy's verdict and recovery time), opens their\n" +
-			"reports and files, and puts two runs side by side. It reads the directories on every request, so\n" +
+		Short: "Browse and compare the runs, sweeps and chain sweeps under DIR (default streamha-out) in a local web page",
+		Long: "serve starts a web server, bound to localhost by default, with a page that lists every run,\n" +
+			"sweep and chain sweep under DIR (experiment, seed, mode, each strategy's verdict and recovery time),\n" +
+			"opens their reports and files, and compares two runs, two sweeps or two chain sweeps: side by\n" +
+			"side, with B − A for recovery, latency and cost. It reads the directories on every request, so\n" +
 			"new runs appear on reload. Ctrl-C stops it (exit status 0). It serves only regular files of at\n" +
 			"most 1 GiB that resolve inside DIR (no symbolic link out of it), and only to requests whose Host is\n" +
 			"the address it listens on (--allow-host adds a name).",
@@ -102,6 +103,8 @@ func newBrowser(root string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", b.index)
 	mux.HandleFunc("GET /compare", b.compare)
+	mux.HandleFunc("GET /compare-sweeps", b.compareSweeps)
+	mux.HandleFunc("GET /compare-chains", b.compareChains)
 	mux.Handle("GET /files/", b.files)
 	return mux
 }
@@ -126,9 +129,10 @@ type browsedSweep struct {
 // scan finds run directories (result.json) and sweep directories
 // (sweep.json) under the root, newest first. Symbolic links (latest) are
 // not followed, so each directory is listed once.
-func (b *browser) scan() ([]browsedRun, []browsedSweep, error) {
+func (b *browser) scan() ([]browsedRun, []browsedSweep, []browsedChain, error) {
 	var runs []browsedRun
 	var sweeps []browsedSweep
+	var chains []browsedChain
 	err := filepath.WalkDir(b.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -158,10 +162,16 @@ func (b *browser) scan() ([]browsedRun, []browsedSweep, error) {
 			}
 			return fs.SkipDir
 		}
+		if raw, err := safefile.ReadFileIn(b.dir, path.Join(rel, reports.ChainSweepFile), reports.MaxResultFile); err == nil {
+			if cs, err := reports.ParseChainSweep(raw, path.Join(rel, reports.ChainSweepFile)); err == nil {
+				chains = append(chains, browsedChain{Dir: rel, Sweep: cs, Report: b.exists(path.Join(rel, "report.html"))})
+			}
+			return fs.SkipDir
+		}
 		return nil
 	})
 	slices.SortStableFunc(runs, func(x, y browsedRun) int { return y.When.Compare(x.When) })
-	return runs, sweeps, err
+	return runs, sweeps, chains, err
 }
 
 // exists reports whether name resolves to a file inside the root.
@@ -171,16 +181,16 @@ func (b *browser) exists(name string) bool {
 }
 
 func (b *browser) index(w http.ResponseWriter, _ *http.Request) {
-	runs, sweeps, err := b.scan()
+	runs, sweeps, chains, err := b.scan()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	render(w, indexPage, map[string]any{"Root": b.root, "Runs": runs, "Sweeps": sweeps})
+	render(w, indexPage, map[string]any{"Root": b.root, "Runs": runs, "Sweeps": sweeps, "Chains": chains})
 }
 
 func (b *browser) compare(w http.ResponseWriter, r *http.Request) {
-	runs, _, err := b.scan()
+	runs, _, _, err := b.scan()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -205,23 +215,7 @@ func (b *browser) compare(w http.ResponseWriter, r *http.Request) {
 			names = append(names, run.Strategy)
 		}
 	}
-	type row struct {
-		Strategy string
-		A, B     *metrics.Run
-	}
-	pick := func(res *metrics.Result, name string) *metrics.Run {
-		for i := range res.Runs {
-			if res.Runs[i].Strategy == name {
-				return &res.Runs[i]
-			}
-		}
-		return nil
-	}
-	var rows []row
-	for _, n := range names {
-		rows = append(rows, row{n, pick(a.Result, n), pick(c.Result, n)})
-	}
-	render(w, comparePage, map[string]any{"A": a, "B": c, "Rows": rows})
+	render(w, comparePage, map[string]any{"A": a, "B": c, "Rows": runRows(a.Result, c.Result, names), "Cols": make([]int, 6)})
 }
 
 func render(w http.ResponseWriter, t *template.Template, data any) {
@@ -246,17 +240,23 @@ var pageFuncs = template.FuncMap{
 		}
 		return "no fault"
 	},
+	"outcome": outcome,
 }
 
-const pageStyle = `<style>
+const pageStyle = `<meta name="viewport" content="width=device-width, initial-scale=1"><style>
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}
+table{border-collapse:collapse;margin:.5em 0 1.5em;display:block;max-width:100%;overflow-x:auto}
+td a,td code{overflow-wrap:anywhere}.d{color:#555;font-size:90%}td.n{text-align:right;font-variant-numeric:tabular-nums}
 td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}
 .gap{color:#b00020}.precise{color:#1b5e20}.rollback{color:#8a5a00}
 .side{display:flex;gap:1em}.side iframe{flex:1;height:80vh;border:1px solid #ccc}
 code{font-size:90%}
 .sw{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border-radius:2px}
+@media (max-width:600px){body{margin:.6em}.side{flex-direction:column}.side iframe{flex:none;width:100%;height:80vh}td,th{padding:.2em .3em}
+table.list,table.list tbody,table.list tr,table.list td{display:block;border:0}table.list tr:first-child{display:none}
+table.list tr{border-top:1px solid #ccc;padding:.3em 0}table.list td[data-l]::before{content:attr(data-l) ": ";color:#555}
+table.list td.ab{display:inline-block}}
 </style>`
 
 var indexPage = template.Must(template.New("index").Funcs(pageFuncs).Parse(`<!doctype html>
@@ -264,41 +264,30 @@ var indexPage = template.Must(template.New("index").Funcs(pageFuncs).Parse(`<!do
 <h1>streamha results in <code>{{.Root}}</code></h1>
 <h2>Runs</h2>
 {{if .Runs}}<form action="compare" method="get">
-<table><tr><th>A</th><th>B</th><th>directory</th><th>experiment</th><th>seed</th><th>mode</th><th>strategies: recovery (recovery time)</th><th>report</th></tr>
+<table class="list"><tr><th>A</th><th>B</th><th>directory</th><th>experiment</th><th>seed</th><th>mode</th><th>strategies: recovery</th><th>report</th></tr>
 {{range $i, $r := .Runs}}<tr>
-<td><input type="radio" name="a" value="{{$r.Dir}}"{{if eq $i 1}} checked{{end}}></td>
-<td><input type="radio" name="b" value="{{$r.Dir}}"{{if eq $i 0}} checked{{end}}></td>
-<td><a href="files/{{$r.Dir}}/">{{$r.Dir}}</a></td><td>{{$r.Result.Experiment}}</td><td>{{$r.Result.Seed}}</td><td>{{$r.Result.Mode}}</td>
-<td>{{range $r.Result.Runs}}<span class="sw" style="background:{{colour .Strategy}}"></span>{{.Strategy}}: <span class="{{.Recovery.Type}}">{{verdict .Recovery}}</span> ({{ms .Recovery}})<br>{{end}}</td>
+<td class="ab" data-l="A"><input type="radio" name="a" value="{{$r.Dir}}"{{if eq $i 1}} checked{{end}}></td>
+<td class="ab" data-l="B"><input type="radio" name="b" value="{{$r.Dir}}"{{if eq $i 0}} checked{{end}}></td>
+<td><a href="files/{{$r.Dir}}/">{{$r.Dir}}</a></td><td data-l="experiment">{{$r.Result.Experiment}}</td><td data-l="seed">{{$r.Result.Seed}}</td><td data-l="mode">{{$r.Result.Mode}}</td>
+<td>{{range $r.Result.Runs}}<span class="sw" style="background:{{colour .Strategy}}"></span>{{.Strategy}}: <span class="{{.Recovery.Type}}">{{verdict .Recovery}}</span> <span class="d">{{outcome .Recovery}}</span><br>{{end}}</td>
 <td>{{if $r.Report}}<a href="files/{{$r.Dir}}/report.html">report</a>{{end}}</td>
 </tr>{{end}}</table>
 <button type="submit">Compare A and B side by side</button></form>
 {{else}}<p>No runs yet: <code>streamha run</code> writes one.</p>{{end}}
 <h2>Sweeps</h2>
-{{if .Sweeps}}<table><tr><th>directory</th><th>sweep</th><th>points done</th><th>command</th><th>report</th></tr>
-{{range .Sweeps}}<tr><td><a href="files/{{.Dir}}/">{{.Dir}}</a></td><td>{{.Name}}</td><td>{{.Points}}</td><td><code>{{.Command}}</code></td>
-<td>{{if .Report}}<a href="files/{{.Dir}}/report.html">report</a>{{end}}</td></tr>{{end}}</table>
-{{else}}<p>No sweeps yet.</p>{{end}}
-</body></html>`))
-
-var comparePage = template.Must(template.New("compare").Funcs(pageFuncs).Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><title>streamha: {{.A.Dir}} vs {{.B.Dir}}</title>` + pageStyle + `</head><body>
-<p><a href="./">all runs</a></p>
-<h1>{{.A.Dir}} vs {{.B.Dir}}</h1>
-<table><tr><th></th><th>A: <a href="files/{{.A.Dir}}/">{{.A.Dir}}</a></th><th>B: <a href="files/{{.B.Dir}}/">{{.B.Dir}}</a></th></tr>
-<tr><th>experiment · seed · mode</th><td>{{.A.Result.Experiment}} · {{.A.Result.Seed}} · {{.A.Result.Mode}}</td><td>{{.B.Result.Experiment}} · {{.B.Result.Seed}} · {{.B.Result.Mode}}</td></tr>
-<tr><th>command</th><td><code>{{.A.Result.Command}}</code></td><td><code>{{.B.Result.Command}}</code></td></tr>
-<tr><th>faults</th><td>{{range .A.Result.Faults}}{{.}}<br>{{end}}</td><td>{{range .B.Result.Faults}}{{.}}<br>{{end}}</td></tr>
-</table>
-<table><tr><th>strategy</th><th>A recovery</th><th>A recovery time</th><th>A missing · dup · wrong · lost</th><th>B recovery</th><th>B recovery time</th><th>B missing · dup · wrong · lost</th></tr>
-{{range .Rows}}<tr><td><span class="sw" style="background:{{colour .Strategy}}"></span>{{.Strategy}}</td>
-{{with .A}}<td class="{{.Recovery.Type}}">{{verdict .Recovery}}</td><td>{{ms .Recovery}}</td><td>{{.Recovery.Missing}} · {{.Recovery.Duplicates}} · {{.Recovery.Wrong}} · {{.Recovery.LostInputs}}</td>{{else}}<td colspan="3">not run</td>{{end}}
-{{with .B}}<td class="{{.Recovery.Type}}">{{verdict .Recovery}}</td><td>{{ms .Recovery}}</td><td>{{.Recovery.Missing}} · {{.Recovery.Duplicates}} · {{.Recovery.Wrong}} · {{.Recovery.LostInputs}}</td>{{else}}<td colspan="3">not run</td>{{end}}
-</tr>{{end}}</table>
-<div class="side">
-{{if .A.Report}}<iframe title="report A" src="files/{{.A.Dir}}/report.html"></iframe>{{end}}
-{{if .B.Report}}<iframe title="report B" src="files/{{.B.Dir}}/report.html"></iframe>{{end}}
-</div>
+{{if .Sweeps}}<form action="compare-sweeps" method="get"><table class="list"><tr><th>A</th><th>B</th><th>directory</th><th>sweep</th><th>points done</th><th>command</th><th>report</th></tr>
+{{range $i, $s := .Sweeps}}<tr><td class="ab" data-l="A"><input type="radio" name="a" value="{{$s.Dir}}"{{if eq $i 1}} checked{{end}}></td><td class="ab" data-l="B"><input type="radio" name="b" value="{{$s.Dir}}"{{if eq $i 0}} checked{{end}}></td>
+<td><a href="files/{{$s.Dir}}/">{{$s.Dir}}</a></td><td data-l="sweep">{{$s.Name}}</td><td data-l="points done">{{$s.Points}}</td><td><code>{{$s.Command}}</code></td>
+<td>{{if $s.Report}}<a href="files/{{$s.Dir}}/report.html">report</a>{{end}}</td></tr>{{end}}</table>
+<button type="submit">Compare sweeps A and B</button></form>
+{{else}}<p>No sweeps yet: <code>streamha sweep</code> writes one.</p>{{end}}
+<h2>Chain sweeps</h2>
+{{if .Chains}}<form action="compare-chains" method="get"><table class="list"><tr><th>A</th><th>B</th><th>directory</th><th>chain lengths</th><th>command</th><th>report</th></tr>
+{{range $i, $c := .Chains}}<tr><td class="ab" data-l="A"><input type="radio" name="a" value="{{$c.Dir}}"{{if eq $i 1}} checked{{end}}></td><td class="ab" data-l="B"><input type="radio" name="b" value="{{$c.Dir}}"{{if eq $i 0}} checked{{end}}></td>
+<td><a href="files/{{$c.Dir}}/">{{$c.Dir}}</a></td><td data-l="chain lengths">{{$c.Lengths}}</td><td><code>{{$c.Sweep.Command}}</code></td>
+<td>{{if $c.Report}}<a href="files/{{$c.Dir}}/report.html">report</a>{{end}}</td></tr>{{end}}</table>
+<button type="submit">Compare chain sweeps A and B</button></form>
+{{else}}<p>No chain sweeps yet: <code>streamha chain-sweep</code> writes one.</p>{{end}}
 </body></html>`))
 
 // countLines counts the lines of a regular file inside the root of at

@@ -5,10 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,6 +74,9 @@ func TestServeListsOpensAndComparesRuns(t *testing.T) {
 	assert.Contains(t, cmp, "not run", "each run has a strategy the other lacks")
 	assert.Contains(t, cmp, `src="files/`+a+`/report.html"`)
 	assert.Contains(t, cmp, `src="files/`+b+`/report.html"`)
+	assert.Contains(t, cmp, "<h2>B − A</h2>")
+	assert.Contains(t, cmp, "<th colspan=\"3\">cpu×</th>", "cost columns")
+	assert.Contains(t, page, "inputs lost; output normal again", "a gap's time is not read as a recovery")
 
 	// Every link and frame of both pages resolves, as a browser would
 	// follow them from the page's own address.
@@ -103,27 +109,66 @@ func TestServeListsOpensAndComparesRuns(t *testing.T) {
 
 // TestServeInABrowser opens the page of `streamha serve`, one of the
 // reports it lists and the side-by-side comparison in headless Chromium:
-// no browser or JavaScript error, no broken reference, no blank page. It
-// is skipped without Chromium (.ci/run installs it).
+// no browser or JavaScript error, no broken reference, no blank page, and
+// at 400 px neither page reaches past the screen's edge nor cuts the list
+// off. It is skipped without Chromium (.ci/run installs it).
+//
+// STREAMHA_SERVE_ROOT=DIR serves that directory instead of the test's own
+// runs (its two newest runs compared); with STREAMHA_SCREENSHOTS=DIR the
+// list and the comparison are kept as serve-list.png, serve-compare.png
+// and, 400 px wide, serve-list-400.png and serve-compare-400.png (the
+// screenshots in docs/img are made so).
 func TestServeInABrowser(t *testing.T) {
-	browser := browsertest.Require(t)
-	t.Chdir(t.TempDir())
-	exp := writeFile(t, "exp.yaml", sweepTestExperiment)
-	for range 2 {
-		code, _, errOut := runCLI(t, "run", "--config", exp, "--strategy", "amnesia", "--quiet")
-		require.Equal(t, 0, code, errOut)
+	chromium := browsertest.Require(t)
+	root := os.Getenv("STREAMHA_SERVE_ROOT")
+	if root != "" {
+		abs, err := filepath.Abs(root)
+		require.NoError(t, err)
+		root = abs
 	}
-	dirs, err := filepath.Glob(filepath.Join(outRoot, "small-7-*"))
+	t.Chdir(t.TempDir())
+	if root == "" {
+		root = outRoot
+		exp := writeFile(t, "exp.yaml", sweepTestExperiment)
+		for range 2 {
+			code, _, errOut := runCLI(t, "run", "--config", exp, "--strategy", "amnesia", "--quiet")
+			require.Equal(t, 0, code, errOut)
+		}
+	}
+	// The two newest runs, as the front page lists them.
+	results, err := filepath.Glob(filepath.Join(root, "*", reports.ResultFile))
 	require.NoError(t, err)
-	require.Len(t, dirs, 2, "the same command twice keeps both runs")
-	srv := httptest.NewServer(newBrowser(outRoot))
+	require.GreaterOrEqual(t, len(results), 2, "two runs to compare")
+	modTime := func(p string) time.Time {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		return fi.ModTime()
+	}
+	slices.SortStableFunc(results, func(x, y string) int { return modTime(y).Compare(modTime(x)) })
+	a, b := filepath.Base(filepath.Dir(results[1])), filepath.Base(filepath.Dir(results[0]))
+	srv := httptest.NewServer(newBrowser(root))
 	defer srv.Close()
-	a, b := filepath.Base(dirs[0]), filepath.Base(dirs[1])
+	keep := os.Getenv("STREAMHA_SCREENSHOTS")
 	for name, path := range map[string]string{
 		"list":    "/",
 		"report":  "/files/" + a + "/report.html",
 		"compare": "/compare?" + url.Values{"a": {a}, "b": {b}}.Encode(),
 	} {
-		browsertest.RequireDrawn(t, name, browsertest.Screenshot(t, browser, srv.URL+path))
+		shot := browsertest.Screenshot(t, chromium, srv.URL+path)
+		browsertest.RequireDrawn(t, name, shot)
+		if name == "report" {
+			continue // the reports' own test checks them narrow
+		}
+		resp, err := http.Get(srv.URL + path)
+		require.NoError(t, err)
+		page, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		browsertest.RequireFits(t, chromium, name, string(page), browsertest.NarrowWidth, "table.list", "h1")
+		if keep != "" {
+			require.NoError(t, os.WriteFile(filepath.Join(keep, "serve-"+name+".png"), shot, 0o644))
+			narrow := browsertest.ScreenshotNarrow(t, chromium, string(page), srv.URL+path, browsertest.NarrowWidth, 2400)
+			require.NoError(t, os.WriteFile(filepath.Join(keep, "serve-"+name+"-400.png"), narrow, 0o644))
+		}
 	}
 }

@@ -3,6 +3,10 @@ package browsertest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"image"
 	"image/png"
 	"os"
 	"os/exec"
@@ -125,6 +129,30 @@ func CheckReport(t *testing.T, browser, name, page string) {
 			require.NoError(t, os.WriteFile(filepath.Join(keep, "report-"+name+suffix+".png"), shot, 0o644))
 		}
 	}
+	// On a 400 px screen nothing reaches past the right edge: wide tables
+	// scroll within themselves, the glossary wraps.
+	b, err := os.ReadFile(page)
+	require.NoError(t, err)
+	RequireFits(t, browser, name, string(b), NarrowWidth, "dl.terms", "figure")
+	if keep != "" {
+		shot := ScreenshotNarrow(t, browser, string(b), "", NarrowWidth, 2400)
+		RequireDrawn(t, name+"-400", shot)
+		require.NoError(t, os.WriteFile(filepath.Join(keep, "report-"+name+"-400.png"), shot, 0o644))
+	}
+}
+
+// NarrowWidth is the width of a phone's screen, at which every page must
+// still fit, in CSS px.
+const NarrowWidth = 400
+
+// RequireFits fails when page, laid out width px wide, or an element of
+// selectors reaches beyond the right edge.
+func RequireFits(t *testing.T, browser, name, page string, width int, selectors ...string) {
+	t.Helper()
+	over := Overflow(t, browser, page, width, selectors...)
+	for k, v := range over {
+		require.LessOrEqual(t, v, 1.0, "%s at %d px: %s reaches %.0f px past the right edge", name, width, k, v)
+	}
 }
 
 // figuresPage writes a page of a report's figures section alone, with the
@@ -143,4 +171,102 @@ func figuresPage(t *testing.T, page string) string {
 	out := filepath.Join(t.TempDir(), "figures.html")
 	require.NoError(t, os.WriteFile(out, []byte(head+`<body><h2 id="figures">`+figs+"</body></html>\n"), 0o644))
 	return out
+}
+
+// Chromium's headless window is at least 500 px wide, so narrower layouts
+// are rendered in a frame of the width wanted, inside a wider page.
+const minWindow = 500
+
+// narrowFrame writes a page holding page (an HTML document) in a frame
+// width px wide and height px high, with a script that measures, once the
+// frame is laid out, how far the frame's page and each of selectors
+// reach beyond its right edge (px; ≤ 0 when inside) and how far each
+// selector's content overflows the element itself ("SELECTOR (content)":
+// text cut off or scrolled away), and writes it into the outer page as
+// JSON in <pre id="overflow">.
+func narrowFrame(t *testing.T, page string, width, height int, selectors []string) string {
+	t.Helper()
+	sel, err := json.Marshal(selectors)
+	require.NoError(t, err)
+	outer := fmt.Sprintf(`<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0}iframe{border:0;display:block}</style></head><body>
+<iframe id="f" width="%d" height="%d" srcdoc="%s"></iframe>
+<script>
+document.getElementById("f").addEventListener("load", function () {
+  var d = this.contentDocument, w = this.contentWindow.innerWidth, out = {"page": d.documentElement.scrollWidth - w};
+  %s.forEach(function (s) {
+    var m = -1e9, c = -1e9;
+    d.querySelectorAll(s).forEach(function (e) {
+      m = Math.max(m, e.getBoundingClientRect().right - w);
+      c = Math.max(c, e.scrollWidth - e.clientWidth);
+    });
+    out[s] = m;
+    out[s + " (content)"] = c;
+  });
+  var p = document.createElement("pre");
+  p.id = "overflow";
+  p.textContent = JSON.stringify(out);
+  document.body.appendChild(p);
+});
+</script></body></html>
+`, width, height, html.EscapeString(page), sel)
+	path := filepath.Join(t.TempDir(), "narrow.html")
+	require.NoError(t, os.WriteFile(path, []byte(outer), 0o644))
+	return path
+}
+
+// overflowJSON finds the measurements narrowFrame's script wrote.
+var overflowJSON = regexp.MustCompile(`<pre id="overflow">([^<]*)</pre>`)
+
+// Overflow lays page (an HTML document) out width px wide in headless
+// Chromium and returns how far the page ("page") and the elements each
+// selector matches reach beyond the right edge, and how far their content
+// overflows them ("SELECTOR (content)"), in px (≤ 0: no horizontal
+// overflow; -1e9 when a selector matches nothing).
+func Overflow(t *testing.T, browser, page string, width int, selectors ...string) map[string]float64 {
+	t.Helper()
+	path := narrowFrame(t, page, width, 2400, selectors)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+		fmt.Sprintf("--window-size=%d,2400", max(width, minWindow)), "--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+path)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "chromium: %s", stderr.String())
+	m := overflowJSON.FindSubmatch(stdout.Bytes())
+	require.NotNil(t, m, "the page was not measured: %s", stderr.String())
+	out := map[string]float64{}
+	require.NoError(t, json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &out))
+	return out
+}
+
+// ScreenshotNarrow renders page (an HTML document) width px wide and
+// returns the top height px as a PNG. base, when not "", is the address
+// the page's relative references resolve against (the page's own: a
+// server's frames and links).
+func ScreenshotNarrow(t *testing.T, browser, page, base string, width, height int) []byte {
+	t.Helper()
+	if base != "" {
+		page = strings.Replace(page, "<head>", `<head><base href="`+html.EscapeString(base)+`">`, 1)
+	}
+	path := narrowFrame(t, page, width, height, nil)
+	out := filepath.Join(t.TempDir(), "shot.png")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+		fmt.Sprintf("--window-size=%d,%d", max(width, minWindow), height), "--user-data-dir="+t.TempDir(), "--screenshot="+out, "file://"+path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Run(), "chromium: %s", stderr.String())
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	require.NoError(t, err)
+	sub, ok := img.(interface {
+		SubImage(r image.Rectangle) image.Image
+	})
+	require.True(t, ok, "a screenshot that cannot be cropped")
+	var b bytes.Buffer
+	require.NoError(t, png.Encode(&b, sub.SubImage(image.Rect(0, 0, width, height))))
+	return b.Bytes()
 }
