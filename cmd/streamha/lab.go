@@ -27,7 +27,7 @@ func newLabCmd() *cobra.Command {
 			"explains right answers too, with the command that shows the evidence ('streamha why …').\n" +
 			"Teachers: 'lab guide N --teacher' prints the expected answers and solution notes, 'lab check --reveal'\n" +
 			"adds the expected answers to a check.\n" +
-			"Exit status of check: 0 all right, 1 some wrong, 2 usage errors. See docs/teaching.md.",
+			"Exit status of check: 0 all right, 1 some wrong, 2 usage errors. See 'streamha docs teaching'.",
 		Example: "  streamha lab list\n  mkdir lab1 && cd lab1 && streamha lab init 1\n" +
 			"  streamha run --config experiment.yaml --out lab1-out\n  streamha lab check 1",
 	}

@@ -92,9 +92,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "streamha",
 		Short: "Compare high-availability strategies for distributed stream processing",
-		Long: "streamha runs a stream query under HA strategies (amnesia, passive standby, active standby,\n" +
-			"upstream backup), injects faults, and reports the recovery each strategy really achieved\n" +
-			"(precise, rollback or gap), its duplicate/missing/wrong output, recovery latency and runtime cost.",
+		Long: "streamha runs a stream query under every HA strategy (" + strings.Join(strategies.Names(false), ", ") + "),\n" +
+			"injects faults, and reports the recovery each strategy really achieved (precise, rollback or gap),\n" +
+			"its duplicate/missing/wrong output, recovery latency and runtime cost. The documentation is built in:\n" +
+			"'streamha docs' lists its pages, 'streamha docs semantics' defines every verdict and metric.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildVersion(),
@@ -116,6 +117,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		c.Args = wrapArgs(c.Args)
 	}
 	refuseUnknownSubcommands(root)
+	addCompletions(root)
 	return root
 }
 
