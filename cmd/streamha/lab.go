@@ -14,7 +14,11 @@ import (
 	"github.com/streamha/streamha/labs"
 )
 
-func newLabCmd() *cobra.Command {
+// teacherFunc adds the teacher's commands and flags to 'lab' and its
+// 'check' subcommand, whose --reveal it binds to reveal.
+type teacherFunc func(lab, check *cobra.Command, reveal *bool)
+
+func newLabCmd(teacher teacherFunc) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "lab",
 		Short: "Teaching labs: list them, show a handout, check your answers",
@@ -25,9 +29,8 @@ func newLabCmd() *cobra.Command {
 			"needs a clone of the repository: the student edits streamha's source).\n" +
 			"A wrong answer gets the likely confusion and where to look, never the expected value; --verbose\n" +
 			"explains right answers too, with the command that shows the evidence ('streamha why …').\n" +
-			"Teachers: 'lab guide N --teacher' prints the expected answers and solution notes, 'lab check --reveal'\n" +
-			"adds the expected answers to a check.\n" +
-			"Exit status of check: 0 all right, 1 some wrong, 2 usage errors. See 'streamha docs teaching'.",
+			"Exit status of check: 0 all right, 1 some wrong, 2 usage errors. See 'streamha docs teaching'\n" +
+			"(teachers too).",
 		Example: "  streamha lab list\n  mkdir lab1 && cd lab1 && streamha lab init 1\n" +
 			"  streamha run --config experiment.yaml --out lab1-out\n  streamha lab check 1",
 	}
@@ -136,11 +139,24 @@ func newLabCmd() *cobra.Command {
 	}
 	check.Flags().StringVar(&answers, "answers", "", "answers YAML file, one key per question (q1: ..., q2: ...) (default answers.yaml)")
 	check.Flags().BoolVarP(&verbose, "verbose", "v", false, "explain right answers too, with the command that shows the evidence")
-	check.Flags().BoolVar(&reveal, "reveal", false, "(teachers) show the expected answer and the check's evidence for every question")
+	c.AddCommand(list, initCmd, show, check)
+	if teacher != nil {
+		teacher(c, check, &reveal)
+	}
+	return c
+}
+
+// addTeacherCommands adds 'lab guide N' and 'lab check --reveal' in a
+// teacher build (teacherCommands, -tags teacher). In the binary students
+// install nothing refers to it: the linker leaves out this function, the
+// guide and the solution notes it embeds, so no flag of that binary prints
+// an expected answer.
+func addTeacherCommands(c, check *cobra.Command, reveal *bool) {
+	check.Flags().BoolVar(reveal, "reveal", false, "show the expected answer and the check's evidence for every question")
 	var teacher bool
 	guide := &cobra.Command{
 		Use:   "guide N --teacher",
-		Short: "(teachers) Print lab N's expected answers, the confusions the check recognises and the solution notes",
+		Short: "Print lab N's expected answers, the confusions the check recognises and the solution notes",
 		Long: "guide prints lab N's teacher's guide as Markdown: for every question the expected answer and the\n" +
 			"evidence the check computes — from the current strategies, so the numbers never go stale —, the\n" +
 			"confusions it recognises in wrong answers and the lab's solution notes. It is not for students: pass\n" +
@@ -164,8 +180,9 @@ func newLabCmd() *cobra.Command {
 		},
 	}
 	guide.Flags().BoolVar(&teacher, "teacher", false, "confirm you are a teacher: the guide holds the expected answers")
-	c.AddCommand(list, initCmd, show, check, guide)
-	return c
+	c.AddCommand(guide)
+	c.Long += "\nThis is a teacher build: 'lab guide N --teacher' prints the expected answers and solution notes,\n" +
+		"'lab check N --reveal' adds the expected answers to a check."
 }
 
 // clusterAvailable says whether this build has `streamha cluster`.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,9 +24,9 @@ func TestLabCommand(t *testing.T) {
 		{"unreadable answers", []string{"lab", "check", "7", "--answers", "nowhere.yaml"}, 2, "nowhere.yaml"},
 		{"show unknown", []string{"lab", "show", "x"}, 2, "unknown lab"},
 		{"check verbose", []string{"lab", "check", "7", "--verbose", "--answers", "../../labs/testdata/answers/7.yaml"}, 0, "see: streamha why --missing --run lab7-nofence"},
-		{"check reveal", []string{"lab", "check", "7", "--reveal", "--answers", "../../labs/testdata/wrong/7.yaml"}, 1, "expected (teacher): 70 messages"},
-		{"guide needs --teacher", []string{"lab", "guide", "7"}, 2, "pass --teacher"},
-		{"guide", []string{"lab", "guide", "7", "--teacher"}, 0, "- expected: 70 messages"},
+		{"no reveal for students", []string{"lab", "check", "7", "--reveal", "--answers", "../../labs/testdata/wrong/7.yaml"}, 2, "unknown flag: --reveal"},
+		{"no guide for students", []string{"lab", "guide", "7"}, 2, `unknown command "guide"`},
+		{"help points teachers to the docs", []string{"lab", "--help"}, 0, "'streamha docs teaching'"},
 	}
 	tests = append(tests, struct {
 		name string
@@ -35,6 +37,37 @@ func TestLabCommand(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, tt.args...)
+			assert.Equal(t, tt.code, code, out+errOut)
+			assert.Contains(t, out+errOut, tt.want)
+		})
+	}
+}
+
+// runTeacherCLI runs the command tree of a teacher build (-tags teacher).
+func runTeacherCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := executeRoot(context.Background(), newRoot(&out, &errb, addTeacherCommands), args, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestTeacherBuildRevealsTheAnswers checks the commands a teacher build
+// adds; the student build has none of them (TestLabCommand).
+func TestTeacherBuildRevealsTheAnswers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"check reveal", []string{"lab", "check", "7", "--reveal", "--answers", "../../labs/testdata/wrong/7.yaml"}, 1, "expected (teacher): 70 messages"},
+		{"guide needs --teacher", []string{"lab", "guide", "7"}, 2, "pass --teacher"},
+		{"guide", []string{"lab", "guide", "7", "--teacher"}, 0, "- expected: 70 messages"},
+		{"help says it is a teacher build", []string{"lab", "--help"}, 0, "This is a teacher build"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runTeacherCLI(tt.args...)
 			assert.Equal(t, tt.code, code, out+errOut)
 			assert.Contains(t, out+errOut, tt.want)
 		})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,4 +112,26 @@ func TestEveryLabWorksFromTheBinaryAlone(t *testing.T) {
 			assert.Contains(t, out, "lab complete")
 		})
 	}
+}
+
+// TestStudentBinaryHoldsNoTeacherMaterial checks that the binary students
+// install (built without -tags teacher) holds none of the solution notes
+// and no code that prints the teacher's guide: the linker leaves them out.
+func TestStudentBinaryHoldsNoTeacherMaterial(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the streamha binary: skipped with -short")
+	}
+	bin, err := os.ReadFile(streamhaBinary(t))
+	require.NoError(t, err)
+	notes, err := filepath.Glob(filepath.Join("..", "..", "labs", "teacher", "*.md"))
+	require.NoError(t, err)
+	require.NotEmpty(t, notes)
+	for _, p := range notes {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		line, _, _ := strings.Cut(string(b), "\n")
+		require.Greater(t, len(line), 30, "%s starts with a line long enough to be distinctive", p)
+		assert.False(t, bytes.Contains(bin, []byte(line)), "the binary holds %s", p)
+	}
+	assert.False(t, bytes.Contains(bin, []byte("teacher's guide as Markdown")), "the binary holds 'lab guide'")
 }

@@ -60,7 +60,11 @@ func execute(args []string, stdout, stderr io.Writer) int {
 // executeContext is execute with a context the commands that handle
 // interrupts (sweep, cluster) derive theirs from.
 func executeContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+	return executeRoot(ctx, newRoot(stdout, stderr, teacherCommands), args, stderr)
+}
+
+// executeRoot runs a command tree and returns the exit status.
+func executeRoot(ctx context.Context, root *cobra.Command, args []string, stderr io.Writer) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -88,7 +92,9 @@ func exitCode(err error) int {
 // new subcommand needs no edit here.
 var extraCommands []func() *cobra.Command
 
-func newRoot(stdout, stderr io.Writer) *cobra.Command {
+// newRoot builds the command tree; teacher, when not nil, adds the
+// teacher's lab commands (teacherCommands: only with -tags teacher).
+func newRoot(stdout, stderr io.Writer, teacher teacherFunc) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "streamha",
 		Short: "Compare high-availability strategies for distributed stream processing",
@@ -109,7 +115,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	})
 	root.AddCommand(newRunCmd(), newClassifyCmd(), newStrategiesCmd())
 	root.AddCommand(newSweepCmd(), newReportCmd())
-	root.AddCommand(newLabCmd(), newExamplesCmd(), newTraceCmd(), newServeCmd(), newVersionCmd())
+	root.AddCommand(newLabCmd(teacher), newExamplesCmd(), newTraceCmd(), newServeCmd(), newVersionCmd())
 	for _, c := range extraCommands {
 		root.AddCommand(c())
 	}
