@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,6 +81,17 @@ func TestEveryLabWorksFromTheBinaryAlone(t *testing.T) {
 				}
 			}
 			require.True(t, checked, "the handout's steps end with the check")
+			// The commands the rest of the handout shows (Background,
+			// Discuss) work too; those the steps ran are not run again.
+			hs := string(h)
+			rest := hs[:strings.Index(hs, "## Steps")] + hs[strings.Index(hs, "## Questions"):]
+			var others []docCommand
+			for _, c := range markdownCommands(rest, commandName(newRoot(io.Discard, io.Discard, nil))) {
+				if !strings.Contains(steps, c.text) {
+					others = append(others, c)
+				}
+			}
+			runDocCommands(t, dir, l.Dir, others, map[string]bool{})
 			// Every file of a run directory the handout points to exists,
 			// and holds the fields the handout names.
 			for _, m := range handoutFile.FindAllStringSubmatch(string(h), -1) {

@@ -30,9 +30,9 @@ func newWhyCmd() *cobra.Command {
 			"does not classify as recorded. --missing, --first-wrong and --first-duplicate start from the first\n" +
 			"anomaly of that kind. Without --strategy it explains the run's only strategy, or the only one that did\n" +
 			"not recover precisely. See 'streamha docs why'.",
-		Example: "  streamha run --config experiment.yaml --out lab1-out\n" +
-			"  streamha why 'k06|w=3s' --run lab1-out\n" +
-			"  streamha why --first-wrong --run lab1-out --json",
+		Example: "  streamha run --strategy amnesia,passive-standby --out run1\n" +
+			"  streamha why 'k00|w=10s' --run run1\n" +
+			"  streamha why --first-wrong --run run1 --strategy amnesia --json",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			picks := 0
