@@ -258,7 +258,7 @@ func writeRunDoc(dir string, r *metrics.Result, figs []Figure) error {
 		d.p(r.Note)
 	}
 	d.h(2, "Comparison")
-	d.p("Recovery type against the failure-free run of the same seed; overhead ratios against the no-HA run (definitions: docs/semantics.md).")
+	d.p("Recovery type against the failure-free run of the same seed; overhead ratios against the no-HA run (definitions: streamha docs semantics).")
 	t := RunTable(r)
 	// The page shows the terminal's columns, so that the table fits the
 	// width of a page (the files keep every column, glossed below).
@@ -272,7 +272,7 @@ func writeRunDoc(dir string, r *metrics.Result, figs []Figure) error {
 	d.h(3, "Glossary")
 	d.tbl(glossaryTable())
 	d.h(2, "Model vs simulation")
-	d.p("First-principles estimates (detection ≈ timeout + heartbeat/2, restore = state × per-byte CPU, catch-up of replayed and backlogged input at the spare's processing rate; docs/reports.md) beside the simulated figures.")
+	d.p("First-principles estimates (detection ≈ timeout + heartbeat/2, restore = state × per-byte CPU, catch-up of replayed and backlogged input at the spare's processing rate; streamha docs reports) beside the simulated figures.")
 	d.tbl(modelTable(r.Runs))
 	d.h(2, "Figures")
 	for i := range figs {
