@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -140,6 +141,7 @@ func newLabCmd(teacher teacherFunc) *cobra.Command {
 	check.Flags().StringVar(&answers, "answers", "", "answers YAML file, one key per question (q1: ..., q2: ...) (default answers.yaml)")
 	check.Flags().BoolVarP(&verbose, "verbose", "v", false, "explain right answers too, with the command that shows the evidence")
 	c.AddCommand(list, initCmd, show, check)
+	c.AddCommand(sealCommands(teacher != nil)...)
 	if teacher != nil {
 		teacher(c, check, &reveal)
 	}
@@ -153,7 +155,10 @@ func newLabCmd(teacher teacherFunc) *cobra.Command {
 // an expected answer.
 func addTeacherCommands(c, check *cobra.Command, reveal *bool) {
 	check.Flags().BoolVar(reveal, "reveal", false, "show the expected answer and the check's evidence for every question")
-	var teacher bool
+	var (
+		teacher bool
+		sealKey string
+	)
 	guide := &cobra.Command{
 		Use:   "guide N --teacher",
 		Short: "Print lab N's expected answers, the confusions the check recognises and the solution notes",
@@ -161,7 +166,7 @@ func addTeacherCommands(c, check *cobra.Command, reveal *bool) {
 			"evidence the check computes — from the current strategies, so the numbers never go stale —, the\n" +
 			"confusions it recognises in wrong answers and the lab's solution notes. It is not for students: pass\n" +
 			"--teacher to confirm.",
-		Example: "  streamha lab guide 4 --teacher > lab4-guide.md",
+		Example: "  streamha lab guide 4 --teacher > lab4-guide.md\n  streamha lab guide 4 --teacher --seal course.key > lab4-guide.sealed",
 		Args:    wrapArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := labs.Lookup(args[0])
@@ -175,14 +180,29 @@ func addTeacherCommands(c, check *cobra.Command, reveal *bool) {
 			if err != nil {
 				return err
 			}
-			g.Write(cmd.OutOrStdout())
-			return nil
+			if sealKey == "" {
+				g.Write(cmd.OutOrStdout())
+				return nil
+			}
+			k, err := labs.ReadCourseKey(sealKey)
+			if err != nil {
+				return usageErr{err}
+			}
+			var plain bytes.Buffer
+			g.Write(&plain)
+			sealed, err := labs.Seal(k, plain.Bytes())
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(sealed)
+			return err
 		},
 	}
 	guide.Flags().BoolVar(&teacher, "teacher", false, "confirm you are a teacher: the guide holds the expected answers")
+	guide.Flags().StringVar(&sealKey, "seal", "", "seal the guide with this course key ('lab teacher-key'); 'lab open' prints it")
 	c.AddCommand(guide)
-	c.Long += "\nThis is a teacher build: 'lab guide N --teacher' prints the expected answers and solution notes,\n" +
-		"'lab check N --reveal' adds the expected answers to a check."
+	c.Long += "\nThis is a teacher build: 'lab guide N --teacher' prints the expected answers and solution notes\n" +
+		"(--seal KEY seals them for 'lab open'), 'lab check N --reveal' adds the expected answers to a check."
 }
 
 // clusterAvailable says whether this build has `streamha cluster`.

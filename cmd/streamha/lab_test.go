@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestLabCommand(t *testing.T) {
@@ -73,3 +76,35 @@ func TestTeacherBuildRevealsTheAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestSealedGuideForAssistants seals a teacher build's guide with a course
+// key and opens it with the ordinary binary's 'lab open'.
+func TestSealedGuideForAssistants(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "course.key")
+	code, out, errOut := runCLI(t, "lab", "teacher-key", "--out", key)
+	require.Equal(t, 0, code, out+errOut)
+	code, _, errOut = runCLI(t, "lab", "teacher-key", "--out", key)
+	assert.Equal(t, 2, code, "a course key is never replaced")
+	assert.Contains(t, errOut, "exists")
+	code, sealed, errOut := runTeacherCLI("lab", "guide", "7", "--teacher", "--seal", key)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, sealed, "70 messages")
+	guide := filepath.Join(dir, "lab7.sealed")
+	require.NoError(t, os.WriteFile(guide, []byte(sealed), 0o644))
+	code, out, errOut = runCLI(t, "lab", "open", guide, "--key", key)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "- expected: 70 messages")
+	other := filepath.Join(dir, "other.key")
+	require.Equal(t, 0, first(runCLI(t, "lab", "teacher-key", "--out", other)))
+	code, _, errOut = runCLI(t, "lab", "open", guide, "--key", other)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "sealed with another key")
+	code, _, errOut = runCLI(t, "lab", "open", guide)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--key")
+	_, help, _ := runCLI(t, "lab", "--help")
+	assert.NotContains(t, help, "teacher-key", "the student's help lists no teacher command")
+}
+
+func first(code int, _, _ string) int { return code }
