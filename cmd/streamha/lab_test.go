@@ -49,7 +49,7 @@ func TestLabCommand(t *testing.T) {
 // runTeacherCLI runs the command tree of a teacher build (-tags teacher).
 func runTeacherCLI(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	code := executeRoot(context.Background(), newRoot(&out, &errb, addTeacherCommands), args, &errb)
+	code := executeRoot(context.Background(), newRootWith(&out, &errb, addTeacherCommands), args, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -86,7 +86,7 @@ func TestEveryLabWorksFromTheBinaryAlone(t *testing.T) {
 			hs := string(h)
 			rest := hs[:strings.Index(hs, "## Steps")] + hs[strings.Index(hs, "## Questions"):]
 			var others []docCommand
-			for _, c := range markdownCommands(rest, commandName(newRoot(io.Discard, io.Discard, nil))) {
+			for _, c := range markdownCommands(rest, commandName(newRootWith(io.Discard, io.Discard, nil))) {
 				if !strings.Contains(steps, c.text) {
 					others = append(others, c)
 				}

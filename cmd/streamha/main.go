@@ -60,7 +60,7 @@ func execute(args []string, stdout, stderr io.Writer) int {
 // executeContext is execute with a context the commands that handle
 // interrupts (sweep, cluster) derive theirs from.
 func executeContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return executeRoot(ctx, newRoot(stdout, stderr, teacherCommands), args, stderr)
+	return executeRoot(ctx, newRoot(stdout, stderr), args, stderr)
 }
 
 // executeRoot runs a command tree and returns the exit status.
@@ -92,9 +92,14 @@ func exitCode(err error) int {
 // new subcommand needs no edit here.
 var extraCommands []func() *cobra.Command
 
-// newRoot builds the command tree; teacher, when not nil, adds the
+// newRoot builds the command tree of this build.
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	return newRootWith(stdout, stderr, teacherCommands)
+}
+
+// newRootWith builds the command tree; teacher, when not nil, adds the
 // teacher's lab commands (teacherCommands: only with -tags teacher).
-func newRoot(stdout, stderr io.Writer, teacher teacherFunc) *cobra.Command {
+func newRootWith(stdout, stderr io.Writer, teacher teacherFunc) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "streamha",
 		Short: "Compare high-availability strategies for distributed stream processing",
