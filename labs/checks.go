@@ -14,11 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 	"github.com/streamha/streamha/strategies/conformance"
 	"github.com/streamha/streamha/why"
@@ -89,14 +87,14 @@ func lab1() *Lab {
 		sort.Strings(worst)
 		var confs []confusion
 		if len(wrong) > 0 && !slices.Contains(worst, wrong[0]) {
-			confs = append(confs, mistake("That is the first wrong output, not the one that lost most: compare the '(N inputs lost)' at the end of each explanation.", wrong[0]))
+			confs = append(confs, mistake("That is the first wrong output, not the one that lost most: for each output compare its source tuples with the failure-free run's (an explanation lists each output as 'ID value instead of V (N source tuples, not M)': it lost M − N).", wrong[0]))
 		}
 		why := "streamha why --first-wrong --run lab1-out"
 		if len(worst) > 0 {
 			why = fmt.Sprintf("streamha why '%s' --run lab1-out", worst[0])
 		}
 		c.choice(spec{key: "q4", evidence: fmt.Sprintf("%s lost %d source tuples, the most of any output (per-id shortfall = expected lineage − delivered lineage).", strings.Join(worst, " and "), most),
-			look: "each explanation ends with '(N inputs lost)'; `streamha why ID` lists the source tuples an output lacks.", why: why,
+			look: "each output in the explanation reads '(N source tuples, not M)': it lost M − N; lab1-out/anomalies-amnesia.jsonl has sources and expected_sources per output, and `streamha why ID` lists the source tuples an output lacks.", why: why,
 			probe: "streamha why --first-wrong --run lab1-out", confusions: confs}, worst)
 		c.number(spec{key: "q5", evidence: fmt.Sprintf("Sum of the per-output shortfalls over %d damaged outputs.", len(lost)), look: "the 'lost in' column.",
 			confusions: []confusion{mixUp(float64(rec.Wrong), "That counts damaged outputs; the question counts the source tuples they lack.")}},
@@ -141,7 +139,7 @@ func lab2() *Lab {
 		rec := r.rec()
 		replayed := r.replayed("A")
 		c.choice(spec{key: "p1", evidence: fmt.Sprintf("%d outputs reached the sink twice.", rec.Duplicates),
-			look:       "A keeps what it sent until B's outputs are acknowledged downstream; what does the new B do with a replay of tuples the sink already has?",
+			look:       "the 'dup' column of the run of experiment.yaml, and the duplicates in lab2-out/anomalies-upstream-backup.jsonl.",
 			confusions: []confusion{mistake("The replay re-sends tuples whose outputs the sink already had; without dedup nothing removes them.", "no")}},
 			[]string{yesNo(rec.Duplicates > 0)})
 		c.choice(spec{key: "q1", evidence: fmt.Sprintf("The classifier says %s with %d duplicates, %d missing and %d wrong.", r.label(), rec.Duplicates, rec.Missing, rec.Wrong),
@@ -188,168 +186,6 @@ func lab2Oldest(ids []string) string {
 		}
 	}
 	return best
-}
-
-// Lab3Intervals and Lab3CrashTimes are the sweep lab 3 asks for.
-var (
-	Lab3Intervals  = []string{"25ms", "50ms", "100ms", "200ms", "400ms", "800ms"}
-	Lab3CrashTimes = []string{"2.1s", "2.3s", "2.5s"}
-)
-
-// lab3Point is one interval's figures.
-type lab3Point struct {
-	interval   string
-	cpuPct     float64 // failure-free CPU overhead over no HA, in %
-	addedMs    float64 // mean max added latency over the crash times
-	cost       float64
-	recoveries []string
-}
-
-// lab3Points memoises lab3Sweep: it is deterministic.
-var lab3Points struct {
-	once sync.Once
-	pts  []lab3Point
-	err  error
-}
-
-func lab3Sweep(l *Lab) ([]lab3Point, error) {
-	lab3Points.once.Do(func() { lab3Points.pts, lab3Points.err = lab3SweepOnce(l) })
-	return lab3Points.pts, lab3Points.err
-}
-
-func lab3SweepOnce(l *Lab) ([]lab3Point, error) {
-	e, err := l.experiment("experiment.yaml")
-	if err != nil {
-		return nil, err
-	}
-	_, ref, err := sim.Reference(e)
-	if err != nil {
-		return nil, err
-	}
-	base := metrics.OverheadOf(ref.Trace, nil)
-	info, err := strategies.Lookup("passive-standby")
-	if err != nil {
-		return nil, err
-	}
-	var pts []lab3Point
-	for _, iv := range Lab3Intervals {
-		params, err := info.Parse(map[string]any{"checkpoint_interval": iv})
-		if err != nil {
-			return nil, err
-		}
-		p := lab3Point{interval: iv}
-		st, err := info.New(params)
-		if err != nil {
-			return nil, err
-		}
-		ffCfg, err := sim.ConfigFor(e, st, true)
-		if err != nil {
-			return nil, err
-		}
-		ff, err := sim.Run(ffCfg)
-		if err != nil {
-			return nil, err
-		}
-		ov := metrics.OverheadOf(ff.Trace, &base)
-		p.cpuPct = (ratioOf(ov.CPURatio) - 1) * 100
-		for _, at := range Lab3CrashTimes {
-			d, err := time.ParseDuration(at)
-			if err != nil {
-				return nil, err
-			}
-			e.Faults[0].At = experiment.Duration(d)
-			st, err := info.New(params)
-			if err != nil {
-				return nil, err
-			}
-			cfg, err := sim.ConfigFor(e, st, false)
-			if err != nil {
-				return nil, err
-			}
-			out, err := sim.Run(cfg)
-			if err != nil {
-				return nil, err
-			}
-			rec := metrics.RecoveryOf(ref.Trace, out.Trace)
-			p.addedMs += rec.MaxAddedLatencyMs / float64(len(Lab3CrashTimes))
-			p.recoveries = append(p.recoveries, rec.Type)
-		}
-		p.cost = lab3Cost(p.cpuPct, p.addedMs)
-		pts = append(pts, p)
-	}
-	return pts, nil
-}
-
-// lab3Cost is the handout's cost: 1 % of CPU overhead weighs as much as
-// 10 ms of added latency after a failure.
-func lab3Cost(cpuPct, addedMs float64) float64 { return cpuPct + addedMs/10 }
-
-func lab3() *Lab {
-	l := &Lab{N: 3, Dir: "03-checkpoint-interval", Title: "The checkpoint-interval trade-off",
-		Summary: "Sweep passive standby's checkpoint interval, plot, find the interval that minimises overhead + expected recovery cost.",
-		Questions: []Question{
-			{Key: "p1", Predict: true, Text: "Before you run: as checkpoint_interval grows from 25ms to 800ms, does the CPU overhead go up or down?"},
-			{Key: "q1", Text: "CPU overhead of passive standby over no HA, in %, at checkpoint_interval 25ms?"},
-			{Key: "q2", Text: "CPU overhead in % at checkpoint_interval 800ms?"},
-			{Key: "q3", Text: "Mean (over the three crash times) max added latency in ms at checkpoint_interval 800ms?"},
-			{Key: "q4", Text: "Which checkpoint interval minimises cost = CPU overhead % + mean max added latency ms / 10?"},
-		}}
-	l.check = func(c *ctx) error {
-		pts, err := lab3Sweep(l)
-		if err != nil {
-			return err
-		}
-		var table []string
-		best, cheapest, fastest := pts[0], pts[0], pts[0]
-		for _, p := range pts {
-			table = append(table, fmt.Sprintf("%s: cpu +%.2f%%, added %.1f ms, cost %.2f", p.interval, p.cpuPct, p.addedMs, p.cost))
-			if p.cost < best.cost {
-				best = p
-			}
-			if p.cpuPct < cheapest.cpuPct {
-				cheapest = p
-			}
-			if p.addedMs < fastest.addedMs {
-				fastest = p
-			}
-		}
-		ev := "Sweep: " + strings.Join(table, "; ") + "."
-		first, last := pts[0], pts[len(pts)-1]
-		trend := "down"
-		if last.cpuPct > first.cpuPct {
-			trend = "up"
-		}
-		c.choice(spec{key: "p1", evidence: fmt.Sprintf("CPU overhead goes %s: +%.2f%% at %s, +%.2f%% at %s.", trend, first.cpuPct, first.interval, last.cpuPct, last.interval),
-			look: "what does a checkpoint cost, and how many are taken per second at each interval?"}, []string{trend})
-		ratio := func(p lab3Point, key, of string) confusion {
-			return mixUp(1+p.cpuPct/100, fmt.Sprintf("That looks like the ratio cpu× at %s; %s asks for the overhead in percent: (cpu× − 1) × 100.", of, key))
-		}
-		c.number(spec{key: "q1", evidence: fmt.Sprintf("cpu× at 25ms is %.3f.", 1+first.cpuPct/100), look: "the cpu_ratio column of points.csv, minus 1, times 100.",
-			confusions: []confusion{ratio(first, "q1", "25ms")}}, first.cpuPct, 0.05, 0.1, "%")
-		c.number(spec{key: "q2", evidence: fmt.Sprintf("cpu× at 800ms is %.3f.", 1+last.cpuPct/100), look: "the cpu_ratio column of points.csv.",
-			confusions: []confusion{ratio(last, "q2", "800ms")}}, last.cpuPct, 0.05, 0.1, "%")
-		c.number(spec{key: "q3", evidence: "Mean of max_added_latency_ms over faults[0].at = " + strings.Join(Lab3CrashTimes, ", ") + ".",
-			look: "the max_added_latency_ms column of points.csv, averaged over the three crash times of the 800ms rows."}, last.addedMs, 0.03, 0.5, "ms")
-		// Any interval within 2 % of the minimum cost is accepted: the
-		// minimum of such a curve is flat.
-		var ok []string
-		for _, p := range pts {
-			if p.cost <= best.cost*1.02 {
-				ok = append(ok, p.interval)
-			}
-		}
-		var confs []confusion
-		if !slices.Contains(ok, cheapest.interval) {
-			confs = append(confs, mistake("That interval minimises the CPU overhead alone; the cost adds the added latency after a crash.", cheapest.interval))
-		}
-		if !slices.Contains(ok, fastest.interval) {
-			confs = append(confs, mistake("That interval minimises the added latency alone; the cost adds the CPU overhead.", fastest.interval))
-		}
-		c.choice(spec{key: "q4", evidence: fmt.Sprintf("The minimum cost %.2f is at %s (accepted: %s, within 2%% of it). %s", best.cost, best.interval, strings.Join(ok, ", "), ev),
-			look: "compute the cost for each interval from points.csv; plot cost against the interval.", confusions: confs}, ok)
-		return nil
-	}
-	return l
 }
 
 func lab4() *Lab {
@@ -592,16 +428,19 @@ func lab5() *Lab {
 		}
 		rec := r.rec()
 		c.choice(spec{key: "p1", evidence: fmt.Sprintf("Your strategy delivered %d duplicates.", rec.Duplicates),
-			look:       "with ResetSeq false the replay re-creates the old numbering: what does the downstream's seq filter do with a seq it has seen?",
+			look:       "the 'dup' column of your run (lab5-out), and C's dup_dropped in the stats events of lab5-out/trace-my-strategy.jsonl.",
 			confusions: []confusion{mistake("The restarted node re-creates the old sequence numbers, so the downstream drops what it already has as duplicates (dup_dropped).", "yes")}},
 			[]string{yesNo(rec.Duplicates > 0)})
 		c.choice(spec{key: "q1", evidence: fmt.Sprintf("The classifier says %s: %d missing, %d duplicates, %d wrong, %d lost inputs.", r.label(), rec.Missing, rec.Duplicates, rec.Wrong, rec.LostInputs),
 			look: "run the lab's experiment with your strategy.", confusions: recoveryConfusions(rec.Type, rec.Subtype)},
 			recoveryAnswers(rec.Type, rec.Subtype))
-		c.number(spec{key: "q2", evidence: "From the replay_start events of host A.", look: "grep replay_start in the trace of your strategy (its n field)."},
-			float64(r.replayed("A")), 0, 0, "tuples")
 		peak := float64(r.sr.Run.Overhead.PeakQueue)
-		c.number(spec{key: "q3", evidence: "Peak retained output tuples over all hosts in the failure-free run.", look: "the 'peak queue' column."}, peak, 0.02, 1, "tuples")
+		replayed := float64(r.replayed("A"))
+		c.number(spec{key: "q2", evidence: "From the replay_start events of host A.", look: "grep replay_start in the trace of your strategy (its n field).",
+			confusions: []confusion{mixUp(peak, "That is the peak queue (q3), the most any host held in the failure-free run; q2 counts what A replayed after the crash.")}},
+			replayed, 0, 0, "tuples")
+		c.number(spec{key: "q3", evidence: "Peak retained output tuples over all hosts in the failure-free run.", look: "the 'peak queue' column.",
+			confusions: []confusion{mixUp(replayed, "That is what A replayed after the crash (q2); the peak queue is the most any host held in the failure-free run.")}}, peak, 0.02, 1, "tuples")
 		found := false
 		for _, k := range rep.Cases {
 			if k.Name == "arbitrary/crash-first" {
@@ -771,11 +610,19 @@ func lab7() *Lab {
 		}
 		c.choice(spec{key: "q2", evidence: fmt.Sprintf("B was paused for %s and declared dead after %.1f ms: a false failover (the trace has a resume event for B and no crash).", pause, det),
 			look: "look for crash, pause and resume events in the trace."}, []string{"no"})
-		c.number(spec{key: "q3", evidence: fmt.Sprintf("With fencing: %s, missing %s.", on.label(), list(on.cls.MissingIDs, 5)), look: "the 'missing' column for experiment.yaml."},
+		var confs3 []confusion
+		if on.rec().Missing != off.rec().Missing {
+			confs3 = append(confs3, mixUp(float64(off.rec().Missing), "That is the run without fencing (experiment-nofence.yaml); q3 asks about experiment.yaml."))
+		}
+		c.number(spec{key: "q3", evidence: fmt.Sprintf("With fencing: %s, missing %s.", on.label(), list(on.cls.MissingIDs, 5)), look: "the 'missing' column for experiment.yaml.", confusions: confs3},
 			float64(on.rec().Missing), 0, 0, "")
 		dupC := hostStat(off.sr.Trace, "C", func(s *ha.NodeStats) int64 { return s.Duplicates })
+		var confs4 []confusion
+		if on.rec().Missing != off.rec().Missing {
+			confs4 = append(confs4, mixUp(float64(on.rec().Missing), "That is the run with fencing (experiment.yaml); q4 asks about experiment-nofence.yaml."))
+		}
 		c.number(spec{key: "q4", evidence: fmt.Sprintf("Without fencing: %s, missing %s. The resumed B kept sending with its old, higher sequence numbers; C accepted them and then dropped the new primary's output as duplicates (dup_dropped %d).", off.label(), list(off.cls.MissingIDs, 5), dupC),
-			look: "the 'missing' column for experiment-nofence.yaml.", probe: "streamha why --missing --run lab7-nofence"},
+			look: "the 'missing' column for experiment-nofence.yaml.", probe: "streamha why --missing --run lab7-nofence", confusions: confs4},
 			float64(off.rec().Missing), 0, 0, "")
 		stale := stat(on.sr.Trace, func(s *ha.NodeStats) int64 { return s.Fenced })
 		c.number(spec{key: "q5", evidence: "Sum of fenced_dropped over the hosts' stats events.", look: "sum fenced_dropped in the stats events of trace-amnesia.jsonl (grep '\"stats\"'), or count the fenced events' n."},

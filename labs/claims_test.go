@@ -156,12 +156,31 @@ func TestLab3Claims(t *testing.T) {
 	t.Parallel()
 	l := get(t, 3)
 	assert.Len(t, Lab3Intervals, 6)
-	assert.Len(t, Lab3CrashTimes, 3, "18 points")
+	assert.Len(t, Lab3CrashTimes, 10, "60 points")
 	pts, err := lab3Sweep(l)
 	require.NoError(t, err)
 	first, last := pts[0], pts[len(pts)-1]
 	assert.Greater(t, first.cpuPct, last.cpuPct, "the failure-free overhead shrinks with the interval")
 	assert.Greater(t, last.addedMs, first.addedMs, "the expected recovery grows with the interval")
+	// The cost has a minimum inside the range that stands out of the
+	// noise: both neighbours cost more than two standard errors more.
+	best := 0
+	for i, p := range pts {
+		if p.cost < pts[best].cost {
+			best = i
+		}
+	}
+	require.Greater(t, best, 0, "the minimum is not at the smallest interval")
+	require.Less(t, best, len(pts)-1, "the minimum is not at the largest interval")
+	for _, n := range []lab3Point{pts[best-1], pts[best+1]} {
+		noise := 2 * math.Hypot(pts[best].addedSE, n.addedSE) / 10
+		assert.Greater(t, n.cost-pts[best].cost, noise, "%s's cost stands above the minimum at %s by more than the noise", n.interval, pts[best].interval)
+	}
+	// Every crash phase gives its own point: the ten added latencies of
+	// an interval are not all equal.
+	for _, p := range pts {
+		assert.Positive(t, p.addedSE, "%s: the crash times fall at different phases", p.interval)
+	}
 }
 
 func TestLab4Claims(t *testing.T) {
@@ -383,4 +402,20 @@ func opChain(e *experiment.Experiment) []string {
 		}
 	}
 	return chain
+}
+
+// TestLab3SweepFileIsTheChecksSweep checks that the sweep the handout
+// runs (sweep.yaml) is the one the check computes.
+func TestLab3SweepFileIsTheChecksSweep(t *testing.T) {
+	l := get(t, 3)
+	b, err := l.File("sweep.yaml")
+	require.NoError(t, err)
+	spec, err := sim.ParseSweepFile(b, "sweep.yaml")
+	require.NoError(t, err)
+	require.Len(t, spec.Params, 2)
+	assert.Equal(t, "experiment.yaml", spec.Experiment)
+	assert.Equal(t, "checkpoint_interval", spec.Params[0].Name)
+	assert.Equal(t, Lab3Intervals, spec.Params[0].Values)
+	assert.Equal(t, "faults[0].at", spec.Params[1].Name)
+	assert.Equal(t, Lab3CrashTimes, spec.Params[1].Values)
 }

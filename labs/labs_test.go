@@ -267,6 +267,16 @@ func TestRevealAndTheGuideGiveTheExpectedAnswers(t *testing.T) {
 	}
 }
 
+// questionOf is lab l's question key.
+func questionOf(l *labs.Lab, key string) labs.Question {
+	for _, q := range l.Questions {
+		if q.Key == key {
+			return q
+		}
+	}
+	return labs.Question{}
+}
+
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
@@ -310,6 +320,19 @@ func TestNoStudentFileHoldsAnExpectedAnswer(t *testing.T) {
 			g, err := l.TeacherGuide(opts())
 			require.NoError(t, err)
 			texts := map[string]string{"README.md": l.Handout(), "answers.yaml": l.Template(), "docs/teaching.md": string(teaching)}
+			// The guide's verdicts are those of blank answers: their hints
+			// are what a student with a blank answers.yaml reads.
+			for _, v := range g.Result.Verdicts {
+				texts["the blank hint of "+v.Key] = v.Why + " " + v.Look
+				q := questionOf(l, v.Key)
+				if !q.Predict {
+					continue
+				}
+				for _, a := range guideAnswer(v.Expected) {
+					re := regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(a) + `\b`)
+					assert.False(t, re.MatchString(strings.TrimPrefix(v.Why, "No answer given.")), "the hint for a blank %s says its answer %q: %s", v.Key, a, v.Why)
+				}
+			}
 			for k, e := range g.Expected() {
 				for _, secret := range secrets(e) {
 					if strings.ContainsAny(secret, "|#:") {

@@ -296,7 +296,7 @@ func writeRunDoc(dir string, r *metrics.Result, lead, figs []Figure) error {
 		d.p(r.Note)
 	}
 	d.h(2, "Comparison")
-	d.p("Recovery type against the failure-free run of the same seed; overhead ratios against the no-HA run (definitions: docs/semantics.md).")
+	d.p("Recovery type against the failure-free run of the same seed; overhead ratios against the no-HA run (definitions: streamha docs semantics).")
 	t := RunTable(r)
 	// The page shows the terminal's columns, so that the table fits the
 	// width of a page (the files keep every column, glossed below).
@@ -314,7 +314,7 @@ func writeRunDoc(dir string, r *metrics.Result, lead, figs []Figure) error {
 	} else {
 		d.h(2, "Model vs simulation")
 	}
-	d.p("First-principles estimates (detection ≈ timeout + heartbeat/2, restore = state × per-byte CPU, catch-up of replayed and backlogged input at the spare's processing rate; docs/reports.md) beside the " + measuredWord(r) + " figures.")
+	d.p("First-principles estimates (detection ≈ timeout + heartbeat/2, restore = state × per-byte CPU, catch-up of replayed and backlogged input at the spare's processing rate; streamha docs reports) beside the " + measuredWord(r) + " figures.")
 	if why := noModelNote(r); why != "" {
 		d.p(why)
 	}

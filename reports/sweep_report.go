@@ -130,7 +130,7 @@ func WriteSweepReport(dir string, meta *SweepMeta, points []PointResult, rep *Sw
 		d.p(fmt.Sprintf("Incomplete: %d of %d points are missing (an interrupted sweep or shards not merged yet); the figures use the %d present.", missing, sw.Len(), len(points)))
 	}
 	d.h(2, "Comparison")
-	d.p("Mean over seeds, with the half-width of the 95 % confidence interval of the recovery time over the seeds that recovered (\"not recovered\" counts the others, never averaged in); overhead against the no-HA run; model = first-principles estimate (docs/reports.md).")
+	d.p("Mean over seeds, with the half-width of the 95 % confidence interval of the recovery time over the seeds that recovered (\"not recovered\" counts the others, never averaged in); overhead against the no-HA run; model = first-principles estimate (streamha docs reports).")
 	t := SweepTable(sw, rows)
 	d.tbl(t)
 	d.h(2, "Figures")

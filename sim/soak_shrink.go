@@ -135,7 +135,7 @@ func ReproYAML(c *SoakCase, r *SoakResult) ([]byte, error) {
 		}
 	}
 	if r.InModel {
-		b.WriteString("# the faults stay within the fault model (docs/reliability.md)\n")
+		b.WriteString("# the faults stay within the fault model (streamha docs reliability)\n")
 	} else {
 		fmt.Fprintf(&b, "# outside the fault model: %s\n", r.OutOfModel)
 	}

@@ -50,6 +50,12 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseSweepFile(b, path)
+}
+
+// ParseSweepFile decodes a sweep spec read from path; a relative
+// experiment path is made relative to path's directory.
+func ParseSweepFile(b []byte, path string) (*SweepFile, error) {
 	var f SweepFile
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)

@@ -40,8 +40,11 @@ type Run struct {
 	Reference *ha.Trace
 	Classes   classify.Result
 	Recovery  metrics.Recovery
-	exp, obs  *ha.Deliveries
-	pipeline  []string // fragment names in data-flow order: source, nodes, sink
+	// Picked says why Load chose Strategy when it was not given ("" when
+	// it was given, or the run held one strategy).
+	Picked   string
+	exp, obs *ha.Deliveries
+	pipeline []string // fragment names in data-flow order: source, nodes, sink
 }
 
 // Rerun runs strategy name on e with and without the faults, tracing every
@@ -117,19 +120,35 @@ func Load(dir, strategy string) (*Run, error) {
 	if res.Config == "" {
 		return nil, fmt.Errorf("%w: %s records no experiment config to rerun", ErrUsage, path)
 	}
-	var names []string
-	idx := -1
+	var names, anomalous []string
+	idx, firstAnomalous := -1, -1
 	for i, r := range res.Runs {
 		names = append(names, r.Strategy)
 		if r.Strategy == strategy {
 			idx = i
 		}
+		if r.Recovery.Type != classify.TypePrecise {
+			anomalous = append(anomalous, fmt.Sprintf("%s (%s)", r.Strategy, r.Recovery.Label()))
+			if firstAnomalous < 0 {
+				firstAnomalous = i
+			}
+		}
 	}
+	picked := ""
 	switch {
 	case strategy == "" && len(res.Runs) == 1:
 		idx, strategy = 0, res.Runs[0].Strategy
+	case strategy == "" && len(anomalous) == 1:
+		// The one strategy whose output differs from the failure-free
+		// run's is the one a question about an output is about.
+		idx, strategy = firstAnomalous, res.Runs[firstAnomalous].Strategy
+		picked = fmt.Sprintf("explaining %s, the only strategy of this run that did not recover precisely (%s); "+
+			"choose another of %s with --strategy", anomalous[0], path, strings.Join(names, ", "))
+	case strategy == "" && len(anomalous) == 0:
+		return nil, fmt.Errorf("%w: %s holds runs of %s, all precise: choose one with --strategy", ErrUsage, path, strings.Join(names, ", "))
 	case strategy == "":
-		return nil, fmt.Errorf("%w: %s holds runs of %s: choose one with --strategy", ErrUsage, path, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%w: %s holds runs of %s, of which %s did not recover precisely: choose one with --strategy",
+			ErrUsage, path, strings.Join(names, ", "), strings.Join(anomalous, ", "))
 	case idx < 0:
 		return nil, fmt.Errorf("%w: --strategy %s: %s holds runs of %s only", ErrUsage, strategy, path, strings.Join(names, ", "))
 	}
@@ -141,6 +160,7 @@ func Load(dir, strategy string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Picked = picked
 	want, got := res.Runs[idx].Recovery, r.Recovery
 	if want.Type != got.Type || want.Missing != got.Missing || want.Duplicates != got.Duplicates ||
 		want.Wrong != got.Wrong || want.Delivered != got.Delivered {

@@ -67,7 +67,7 @@ func newBenchCmd() *cobra.Command {
 			"Every timed figure is repeated and the median is printed with the spread (max/min) so noise is\n" +
 			"visible. --scaling also measures how the simulator's time and memory grow with tuples, nodes and\n" +
 			"keys and writes PNG plots, then the time and peak heap of a whole `streamha run` of the largest\n" +
-			"every-output experiment (10 M tuples, about 2 minutes; 1 M with --quick; see docs/benchmarks.md).",
+			"every-output experiment (10 M tuples, about 2 minutes; 1 M with --quick; see 'streamha docs benchmarks').",
 		Example: "  streamha bench --quick\n  streamha bench\n  streamha bench --quick --scaling --img docs/img",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)

@@ -58,8 +58,8 @@ func newClusterCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCluster(cmd, f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.config, "config", "", "experiment YAML file (default: the built-in experiment)")
-	fl.BoolVar(&f.allowLarge, "allow-large", false, "check the experiment against the large ranges, for real big runs (docs/experiment.md, Ranges)")
+	fl.StringVar(&f.config, "config", "", "experiment YAML file or built-in example name (default: the built-in experiment)")
+	fl.BoolVar(&f.allowLarge, "allow-large", false, "check the experiment against the large ranges, for real big runs ('streamha docs experiment', Ranges)")
 	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the file's strategies, else all)")
 	fl.Int64Var(&f.seed, "seed", -1, "seed (default: the experiment's)")
 	fl.StringVar(&f.out, "out", "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-cluster-<time>/, linked as\n"+
@@ -78,13 +78,13 @@ func newClusterCmd() *cobra.Command {
 		"baseline, with the cpu× range (implies --failure-free-overhead; single real runs vary by ±20% on a busy machine)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
 	fl.DurationVar(&f.chaos, "chaos", 0, "chaos run of this length: random kills, pauses and partitions within the fault model replace the\n"+
-		"experiment's faults (drawn from --seed), then the chaos invariants are checked; exit status 1 if one fails (docs/chaos.md)")
+		"experiment's faults (drawn from --seed), then the chaos invariants are checked; exit status 1 if one fails ('streamha docs chaos')")
 	fl.StringSliceVar(&f.chaosKinds, "chaos-kinds", nil, "fault kinds --chaos draws: kill, pause, partition (default all)")
 	fl.DurationVar(&f.chaosWindow, "chaos-window", 0, "recovery window between chaos faults (default by --profile: tuned 2.5s, steady 4s, local/lan 10s)")
 	fl.IntVar(&f.spares, "spares", -1, "spare hosts per fragment (default: the experiment's; --chaos raises it to at least 3)")
 	fl.StringVar(&f.cpuProfileDir, "cpuprofile-dir", "", "every node writes a Go CPU profile of its run to DIR/<run>/<host>.cpu.pprof (node --cpuprofile; read with 'go tool pprof')")
 	fl.BoolVar(&f.netns, "netns", false, "every host in its own Linux network namespace on a bridge, partitions cut in the network\n"+
-		"(Linux, root; docs/cluster.md, Network namespaces)")
+		"(Linux, root; 'streamha docs cluster', Network namespaces)")
 	fl.StringVar(&f.collect, "collect", "", "launch nothing: compute the result of one strategy from node traces (<host>.trace.jsonl) gathered in this directory (multi-host runs)")
 	return c
 }

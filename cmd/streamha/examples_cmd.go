@@ -66,7 +66,8 @@ func listExamples(cmd *cobra.Command) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), "\nwrite one with: streamha examples NAME (then streamha run --config NAME.yaml)")
+	fmt.Fprintln(cmd.OutOrStdout(), "\nrun one with: streamha run --config NAME (a sweep: streamha sweep --spec NAME);\n"+
+		"write one out to edit with: streamha examples NAME")
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,7 +15,11 @@ import (
 	"github.com/streamha/streamha/labs"
 )
 
-func newLabCmd() *cobra.Command {
+// teacherFunc adds the teacher's commands and flags to 'lab' and its
+// 'check' subcommand, whose --reveal it binds to reveal.
+type teacherFunc func(lab, check *cobra.Command, reveal *bool)
+
+func newLabCmd(teacher teacherFunc) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "lab",
 		Short: "Teaching labs: list them, show a handout, check your answers",
@@ -25,9 +30,8 @@ func newLabCmd() *cobra.Command {
 			"needs a clone of the repository: the student edits streamha's source).\n" +
 			"A wrong answer gets the likely confusion and where to look, never the expected value; --verbose\n" +
 			"explains right answers too, with the command that shows the evidence ('streamha why …').\n" +
-			"Teachers: 'lab guide N --teacher' prints the expected answers and solution notes, 'lab check --reveal'\n" +
-			"adds the expected answers to a check.\n" +
-			"Exit status of check: 0 all right, 1 some wrong, 2 usage errors. See docs/teaching.md.",
+			"Exit status of check: 0 all right, 1 some wrong, 2 usage errors. See 'streamha docs teaching'\n" +
+			"(teachers too).",
 		Example: "  streamha lab list\n  mkdir lab1 && cd lab1 && streamha lab init 1\n" +
 			"  streamha run --config experiment.yaml --out lab1-out\n  streamha lab check 1",
 	}
@@ -136,16 +140,33 @@ func newLabCmd() *cobra.Command {
 	}
 	check.Flags().StringVar(&answers, "answers", "", "answers YAML file, one key per question (q1: ..., q2: ...) (default answers.yaml)")
 	check.Flags().BoolVarP(&verbose, "verbose", "v", false, "explain right answers too, with the command that shows the evidence")
-	check.Flags().BoolVar(&reveal, "reveal", false, "(teachers) show the expected answer and the check's evidence for every question")
-	var teacher bool
+	c.AddCommand(list, initCmd, show, check)
+	c.AddCommand(sealCommands(teacher != nil)...)
+	if teacher != nil {
+		teacher(c, check, &reveal)
+	}
+	return c
+}
+
+// addTeacherCommands adds 'lab guide N' and 'lab check --reveal' in a
+// teacher build (teacherCommands, -tags teacher). In the binary students
+// install nothing refers to it: the linker leaves out this function, the
+// guide and the solution notes it embeds, so no flag of that binary prints
+// an expected answer.
+func addTeacherCommands(c, check *cobra.Command, reveal *bool) {
+	check.Flags().BoolVar(reveal, "reveal", false, "show the expected answer and the check's evidence for every question")
+	var (
+		teacher bool
+		sealKey string
+	)
 	guide := &cobra.Command{
 		Use:   "guide N --teacher",
-		Short: "(teachers) Print lab N's expected answers, the confusions the check recognises and the solution notes",
+		Short: "Print lab N's expected answers, the confusions the check recognises and the solution notes",
 		Long: "guide prints lab N's teacher's guide as Markdown: for every question the expected answer and the\n" +
 			"evidence the check computes — from the current strategies, so the numbers never go stale —, the\n" +
 			"confusions it recognises in wrong answers and the lab's solution notes. It is not for students: pass\n" +
 			"--teacher to confirm.",
-		Example: "  streamha lab guide 4 --teacher > lab4-guide.md",
+		Example: "  streamha lab guide 4 --teacher > lab4-guide.md\n  streamha lab guide 4 --teacher --seal course.key > lab4-guide.sealed",
 		Args:    wrapArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := labs.Lookup(args[0])
@@ -159,13 +180,29 @@ func newLabCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			g.Write(cmd.OutOrStdout())
-			return nil
+			if sealKey == "" {
+				g.Write(cmd.OutOrStdout())
+				return nil
+			}
+			k, err := labs.ReadCourseKey(sealKey)
+			if err != nil {
+				return usageErr{err}
+			}
+			var plain bytes.Buffer
+			g.Write(&plain)
+			sealed, err := labs.Seal(k, plain.Bytes())
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(sealed)
+			return err
 		},
 	}
 	guide.Flags().BoolVar(&teacher, "teacher", false, "confirm you are a teacher: the guide holds the expected answers")
-	c.AddCommand(list, initCmd, show, check, guide)
-	return c
+	guide.Flags().StringVar(&sealKey, "seal", "", "seal the guide with this course key ('lab teacher-key'); 'lab open' prints it")
+	c.AddCommand(guide)
+	c.Long += "\nThis is a teacher build: 'lab guide N --teacher' prints the expected answers and solution notes\n" +
+		"(--seal KEY seals them for 'lab open'), 'lab check N --reveal' adds the expected answers to a check."
 }
 
 // clusterAvailable says whether this build has `streamha cluster`.

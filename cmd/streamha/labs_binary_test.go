@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -79,6 +81,17 @@ func TestEveryLabWorksFromTheBinaryAlone(t *testing.T) {
 				}
 			}
 			require.True(t, checked, "the handout's steps end with the check")
+			// The commands the rest of the handout shows (Background,
+			// Discuss) work too; those the steps ran are not run again.
+			hs := string(h)
+			rest := hs[:strings.Index(hs, "## Steps")] + hs[strings.Index(hs, "## Questions"):]
+			var others []docCommand
+			for _, c := range markdownCommands(rest, commandName(newRootWith(io.Discard, io.Discard, nil))) {
+				if !strings.Contains(steps, c.text) {
+					others = append(others, c)
+				}
+			}
+			runDocCommands(t, dir, l.Dir, others, map[string]bool{})
 			// Every file of a run directory the handout points to exists,
 			// and holds the fields the handout names.
 			for _, m := range handoutFile.FindAllStringSubmatch(string(h), -1) {
@@ -111,4 +124,26 @@ func TestEveryLabWorksFromTheBinaryAlone(t *testing.T) {
 			assert.Contains(t, out, "lab complete")
 		})
 	}
+}
+
+// TestStudentBinaryHoldsNoTeacherMaterial checks that the binary students
+// install (built without -tags teacher) holds none of the solution notes
+// and no code that prints the teacher's guide: the linker leaves them out.
+func TestStudentBinaryHoldsNoTeacherMaterial(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the streamha binary: skipped with -short")
+	}
+	bin, err := os.ReadFile(streamhaBinary(t))
+	require.NoError(t, err)
+	notes, err := filepath.Glob(filepath.Join("..", "..", "labs", "teacher", "*.md"))
+	require.NoError(t, err)
+	require.NotEmpty(t, notes)
+	for _, p := range notes {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		line, _, _ := strings.Cut(string(b), "\n")
+		require.Greater(t, len(line), 30, "%s starts with a line long enough to be distinctive", p)
+		assert.False(t, bytes.Contains(bin, []byte(line)), "the binary holds %s", p)
+	}
+	assert.False(t, bytes.Contains(bin, []byte("teacher's guide as Markdown")), "the binary holds 'lab guide'")
 }

@@ -60,7 +60,11 @@ func execute(args []string, stdout, stderr io.Writer) int {
 // executeContext is execute with a context the commands that handle
 // interrupts (sweep, cluster) derive theirs from.
 func executeContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+	return executeRoot(ctx, newRoot(stdout, stderr), args, stderr)
+}
+
+// executeRoot runs a command tree and returns the exit status.
+func executeRoot(ctx context.Context, root *cobra.Command, args []string, stderr io.Writer) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -88,13 +92,21 @@ func exitCode(err error) int {
 // new subcommand needs no edit here.
 var extraCommands []func() *cobra.Command
 
+// newRoot builds the command tree of this build.
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	return newRootWith(stdout, stderr, teacherCommands)
+}
+
+// newRootWith builds the command tree; teacher, when not nil, adds the
+// teacher's lab commands (teacherCommands: only with -tags teacher).
+func newRootWith(stdout, stderr io.Writer, teacher teacherFunc) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "streamha",
 		Short: "Compare high-availability strategies for distributed stream processing",
-		Long: "streamha runs a stream query under HA strategies (amnesia, passive standby, active standby,\n" +
-			"upstream backup), injects faults, and reports the recovery each strategy really achieved\n" +
-			"(precise, rollback or gap), its duplicate/missing/wrong output, recovery latency and runtime cost.",
+		Long: "streamha runs a stream query under every HA strategy (" + strings.Join(strategies.Names(false), ", ") + "),\n" +
+			"injects faults, and reports the recovery each strategy really achieved (precise, rollback or gap),\n" +
+			"its duplicate/missing/wrong output, recovery latency and runtime cost. The documentation is built in:\n" +
+			"'streamha docs' lists its pages, 'streamha docs semantics' defines every verdict and metric.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildVersion(),
@@ -108,7 +120,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	})
 	root.AddCommand(newRunCmd(), newClassifyCmd(), newStrategiesCmd())
 	root.AddCommand(newSweepCmd(), newReportCmd())
-	root.AddCommand(newLabCmd(), newExamplesCmd(), newTraceCmd(), newServeCmd(), newVersionCmd())
+	root.AddCommand(newLabCmd(teacher), newExamplesCmd(), newTraceCmd(), newServeCmd(), newVersionCmd())
 	for _, c := range extraCommands {
 		root.AddCommand(c())
 	}
@@ -116,6 +128,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		c.Args = wrapArgs(c.Args)
 	}
 	refuseUnknownSubcommands(root)
+	addCompletions(root)
 	return root
 }
 

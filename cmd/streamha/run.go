@@ -43,15 +43,15 @@ func newRunCmd() *cobra.Command {
 			"its fault schedule, classifies the recovery against the failure-free run, prints a comparison\n" +
 			"table and writes result.json, the traces and the report into --out. A run that takes longer than\n" +
 			"2 s reports each stage it starts on stderr (--quiet: never).\n\n" +
-			"The table's columns and verdicts (definitions: docs/semantics.md):\n" + reports.GlossaryText(),
-		Example: "  streamha run\n  streamha run --strategy passive-standby,amnesia --seed 7\n  streamha run --config examples/union.yaml --json",
+			"The table's columns and verdicts (definitions: 'streamha docs semantics'):\n" + reports.GlossaryText(),
+		Example: "  streamha run\n  streamha run --strategy passive-standby,amnesia --seed 7\n  streamha run --config union --json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRun(cmd, f)
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.config, "config", "", "experiment YAML file (default: the built-in experiment)")
-	fl.BoolVar(&f.allowLarge, "allow-large", false, "check the experiment against the large ranges, for real big runs (docs/experiment.md, Ranges)")
+	fl.StringVar(&f.config, "config", "", "experiment YAML file or built-in example name (default: the built-in experiment)")
+	fl.BoolVar(&f.allowLarge, "allow-large", false, "check the experiment against the large ranges, for real big runs ('streamha docs experiment', Ranges)")
 	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the file's strategies, else all)")
 	fl.Int64Var(&f.seed, "seed", -1, "seed (default: the experiment's)")
 	fl.StringVar(&f.out, "out", "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-<time>/, linked as streamha-out/latest);\n"+
@@ -72,7 +72,7 @@ func loadExperiment(path string, seed int64, large bool) (*experiment.Experiment
 		e.SetOptions(o)
 	} else {
 		var err error
-		if e, err = experiment.LoadWith(path, o); err != nil {
+		if e, err = loadExperimentFile("--config", path, o); err != nil {
 			return nil, err
 		}
 	}

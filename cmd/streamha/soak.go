@@ -46,7 +46,7 @@ func newSoakCmd() *cobra.Command {
 			"partitions, delays, losses, corruptions) and checks invariants after each run: no panic, a bounded\n" +
 			"number of simulator events (no livelock), lost inputs bounded by the inputs, bounded output queues,\n" +
 			"and precise recovery for the precise strategies when the faults stay within their fault model\n" +
-			"(docs/reliability.md). A failing case is shrunk and written as a minimal experiment file into --out.\n" +
+			"('streamha docs reliability'). A failing case is shrunk and written as a minimal experiment file into --out.\n" +
 			"Run i of a strategy is a pure function of (--seed, strategy, i): shard with --seed or --start.",
 		Example: "  streamha soak --runs 1000\n  streamha soak --runs 10000 --strategy passive-standby --workers 2\n" +
 			"  streamha soak --seed 7 --start 20000 --runs 10000   # one shard of a larger soak",

@@ -51,16 +51,16 @@ func newSweepCmd() *cobra.Command {
 			"A parameter is a strategy parameter (given to every strategy that declares it; the others run\n" +
 			"unchanged) or an experiment path: source.rate, detector.timeout, faults[0].at,\n" +
 			"nodes[1].ops[0].tumbling.size. --shard i/n runs one slice; join slices with 'streamha report merge'.\n" +
-			"See docs/sweeps.md.",
+			"See 'streamha docs sweeps'.",
 		Example: "  streamha sweep --param checkpoint_interval=50ms,100ms,200ms,400ms,800ms --seeds 5\n" +
 			"  streamha sweep --param faults[0].at=5s,10s,15s --param source.rate=1000,4000 --seeds 3\n" +
-			"  streamha sweep --spec examples/sweep-checkpoint.yaml --shard 0/4 --out sweep-0",
+			"  streamha sweep --spec sweep-checkpoint --shard 0/4 --out sweep-0",
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.spec, "spec", "", "sweep spec YAML (docs/sweeps.md); flags add to it")
-	fl.StringVar(&f.config, "config", "", "experiment YAML file (default: the spec's, else the built-in experiment)")
-	fl.BoolVar(&f.allowLarge, "allow-large", false, "check every point against the large ranges, for real big runs (docs/experiment.md, Ranges)")
+	fl.StringVar(&f.spec, "spec", "", "sweep spec YAML file or built-in example name ('streamha docs sweeps'); flags add to it")
+	fl.StringVar(&f.config, "config", "", "experiment YAML file or built-in example name (default: the spec's, else the built-in experiment)")
+	fl.BoolVar(&f.allowLarge, "allow-large", false, "check every point against the large ranges, for real big runs ('streamha docs experiment', Ranges)")
 	fl.StringArrayVar(&f.params, "param", nil, "swept parameter NAME=V1,V2,... (repeatable: the cartesian product is swept)")
 	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the spec's, else the experiment's, else all)")
 	fl.IntVar(&f.seeds, "seeds", 0, "seeds per setting: the experiment's seed, seed+1, ... (default: the spec's, else 1)")
@@ -79,7 +79,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 	spec := &sim.SweepFile{}
 	if f.spec != "" {
 		var err error
-		if spec, err = sim.LoadSweepFile(f.spec); err != nil {
+		if spec, err = loadSweepSpec(f.spec); err != nil {
 			return nil, err
 		}
 	}
@@ -88,7 +88,11 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 	}
 	base := experiment.DefaultYAML
 	if spec.Experiment != "" {
-		b, err := experiment.ReadFile(spec.Experiment, experiment.ParseOptions{AllowLarge: f.allowLarge})
+		flag := "--spec's experiment"
+		if f.config != "" {
+			flag = "--config"
+		}
+		b, _, err := readExperimentFile(flag, spec.Experiment, experiment.ParseOptions{AllowLarge: f.allowLarge})
 		if err != nil {
 			return nil, err
 		}

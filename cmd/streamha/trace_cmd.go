@@ -24,7 +24,7 @@ func newTraceCmd() *cobra.Command {
 		Long: "export reads a trace streamha wrote (trace-<strategy>.jsonl, trace-reference.jsonl, a cluster\n" +
 			"node's sink.trace.jsonl) and writes its sink's deliveries, in delivery order, as JSON Lines:\n" +
 			"  {\"id\": \"k03|w=9s\", \"value\": 41.5, \"key\": \"k03\", \"n\": 812, \"t\": 9010.4}\n" +
-			"(docs/classify.md). 'streamha classify' also reads traces directly.",
+			"('streamha docs classify'). 'streamha classify' also reads traces directly.",
 		Example: "  streamha trace export streamha-out/latest/trace-amnesia.jsonl --out amnesia.jsonl",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

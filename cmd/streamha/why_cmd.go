@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -27,10 +28,11 @@ func newWhyCmd() *cobra.Command {
 			"in the failure-free run. It reruns the experiment the run directory's result.json records (a simulated\n" +
 			"run is a pure function of its experiment and seed) with every emit traced, and refuses when the rerun\n" +
 			"does not classify as recorded. --missing, --first-wrong and --first-duplicate start from the first\n" +
-			"anomaly of that kind. See docs/why.md.",
-		Example: "  streamha run --config experiment.yaml --out lab1-out\n" +
-			"  streamha why 'k06|w=3s' --run lab1-out\n" +
-			"  streamha why --first-wrong --run lab1-out --json",
+			"anomaly of that kind. Without --strategy it explains the run's only strategy, or the only one that did\n" +
+			"not recover precisely. See 'streamha docs why'.",
+		Example: "  streamha run --strategy amnesia,passive-standby --out run1\n" +
+			"  streamha why 'k00|w=10s' --run run1\n" +
+			"  streamha why --first-wrong --run run1 --strategy amnesia --json",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			picks := 0
@@ -52,6 +54,9 @@ func newWhyCmd() *cobra.Command {
 			r, err := why.Load(dir, strategy)
 			if err != nil {
 				return whyErr(err)
+			}
+			if r.Picked != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "streamha why:", r.Picked)
 			}
 			var id string
 			switch {
@@ -82,7 +87,7 @@ func newWhyCmd() *cobra.Command {
 	}
 	f := c.Flags()
 	f.StringVar(&runDir, "run", "", "the run directory 'streamha run --out DIR' wrote (default streamha-out/latest)")
-	f.StringVar(&strategy, "strategy", "", "the strategy whose run to explain (needed when the run compared several)")
+	f.StringVar(&strategy, "strategy", "", "the strategy whose run to explain (default: the run's only strategy, else the only one that did not recover precisely)")
 	f.BoolVar(&asJSON, "json", false, "print the story as JSON")
 	f.BoolVar(&missing, "missing", false, "explain the first expected output that was never delivered")
 	f.BoolVar(&wrong, "first-wrong", false, "explain the first output delivered with a wrong value or lineage")

@@ -67,3 +67,28 @@ func TestWhyCommand(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "--run")
 }
+
+// TestWhyPicksTheOneStrategyThatDidNotRecoverPrecisely runs why without
+// --strategy on runs of several strategies: with one anomalous strategy
+// it explains that one and says so; otherwise it asks for --strategy and
+// names the verdicts.
+func TestWhyPicksTheOneStrategyThatDidNotRecoverPrecisely(t *testing.T) {
+	tests := []struct {
+		name, strategies string
+		code             int
+		want             string
+	}{
+		{"one anomalous", "amnesia,active-standby", 0, "explaining amnesia (gap), the only strategy"},
+		{"all precise", "active-standby,passive-standby", 2, "all precise: choose one with --strategy"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			code, out, errOut := runCLI(t, "run", "--config", "../../why/testdata/gap.yaml", "--strategy", tt.strategies, "--out", dir)
+			require.Equal(t, 0, code, out+errOut)
+			code, out, errOut = runCLI(t, "why", "k00|w=3s", "--run", dir)
+			assert.Equal(t, tt.code, code, out+errOut)
+			assert.Contains(t, errOut, tt.want)
+		})
+	}
+}

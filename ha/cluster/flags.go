@@ -82,7 +82,7 @@ func BindNodeFlags(fs *pflag.FlagSet) func() (NodeOptions, error) {
 	fs.StringSliceVar(&peers, "peers", nil, "static data addresses host=ip:port (default: learned from the membership)")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", "127.0.0.1:0", "address of /metrics and the control endpoint (\"\" = off)")
 	fs.StringVar(&o.Out, "out", ".", "directory for the trace, ready file and logs")
-	fs.BoolVar(&o.AllowLarge, "allow-large", false, "check --config against the large ranges (docs/experiment.md, Ranges)")
+	fs.BoolVar(&o.AllowLarge, "allow-large", false, "check --config against the large ranges ('streamha docs experiment', Ranges)")
 	fs.StringVar(&secretFile, "secret-file", "", "file holding the cluster secret (default: $"+SecretEnv+"; required unless --insecure)")
 	fs.BoolVar(&o.Insecure, "insecure", false, "run without a cluster secret: gossip in clear, nothing authenticated (anyone reaching the ports can join, forge messages and control the run)")
 	fs.Int64Var(&o.Start, "start", 0, "common start instant, Unix nanoseconds (0 = now)")

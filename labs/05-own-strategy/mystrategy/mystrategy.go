@@ -6,13 +6,12 @@
 // The goal ("restart and replay everything"): every node keeps all the
 // tuples it sent; when a fragment's primary fails, the next host in line
 // restarts the fragment with empty state and asks its upstream to replay
-// its whole output log. Because the operators are deterministic and the
-// replay starts from the very first tuple, the new primary re-emits exactly
-// the same tuples with the same sequence numbers, and the downstream's
-// duplicate filter drops what it already has: precise recovery, paid for
-// with memory that grows with the run.
+// its whole output log, so the restarted operators process every tuple
+// again from the very first one. The memory this takes grows with the run.
 //
-// Read strategies/amnesia.go first: it is the closest example. The check
+// Read strategies/amnesia.go first: it is the closest example (it takes
+// over through the ha.Successor capability, which the node's election
+// calls; this skeleton uses the PeerDown hook instead). The check
 // (streamha lab check 5) runs the conformance suite on this strategy.
 package mystrategy
 
@@ -64,10 +63,13 @@ func (h *hooks) Start() {
 // PeerDown runs when the failure detector declares host dead.
 func (h *hooks) PeerDown(host string) {
 	// TODO(lab 5, step 2): act only when the dead host is the primary of
-	// this node's fragment and this node is the next in line (see
-	// amnesia.go). Then restart the fragment with empty state (Node.Restart)
-	// and take over (Node.TakeOver). Think about ha.TakeoverOptions.ResetSeq:
-	// does this strategy number its output afresh, or does it re-create the
-	// old primary's numbering?
+	// this node's fragment and this node is the next in line: every node
+	// hears PeerDown, so sources, the sink and the other hosts must do
+	// nothing (see Node.Frag, Node.IsSink, Node.Route(frag).Primary,
+	// Node.NextInLine and Node.Host). Then restart the fragment with empty
+	// state (Node.Restart) and take over (Node.TakeOver), as amnesia.go's
+	// TakeOver does. Think about ha.TakeoverOptions.ResetSeq: does this
+	// strategy number its output afresh, or does it re-create the old
+	// primary's numbering?
 	_ = host
 }
