@@ -103,7 +103,11 @@ func TestEndOfStreamIsRepaired(t *testing.T) {
 		planted []string // the strategies that lose output with the repair planted out (nil: all but amnesia)
 	}{
 		{"partition of C over the end", fmt.Sprintf("faults: [{at: 3s, for: 140ms, partition: %s}]\n", cut("C")), 1, nil},
-		{"partition of the sink over the end", fmt.Sprintf("faults: [{at: 3s, for: 140ms, partition: %s}]\n", cut("sink")), 2, nil},
+		// With the repair planted out, global checkpoint still closes the
+		// last windows here (another path brings the sink the end); the
+		// other cases guard its repair.
+		{"partition of the sink over the end", fmt.Sprintf("faults: [{at: 3s, for: 140ms, partition: %s}]\n", cut("sink")), 2,
+			[]string{"passive-standby", "active-standby", "upstream-backup"}},
 		{"all output of B lost over the end", "faults: [{at: 3s, for: 300ms, loss: {from: B, p: 1}}]\n", 3, nil},
 		{"30 % loss over the last 300 ms and the drain's start", "faults: [{at: 2.7s, for: 600ms, loss: {p: 0.3}}]\n", 1,
 			[]string{"active-standby", "upstream-backup"}},

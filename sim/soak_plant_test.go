@@ -38,13 +38,41 @@ var defaultPlantBudget = plantBudget{seed: 1, strategies: []string{"passive-stan
 // strategies whose protocol the bug breaks most often, and a budget of
 // about twice the runs the search takes today.
 var plantBudgets = map[string]plantBudget{
-	"no-route-seek":                {seed: 1, strategies: []string{"active-standby"}, runs: 150, foundAt: 93},
-	"receiver-change-raises-epoch": {seed: 1, strategies: []string{"active-standby"}, runs: 320, foundAt: 215},
-	"replay-keeps-hold":            {seed: 1, strategies: []string{"passive-standby"}, runs: 320, foundAt: 215},
-	"no-catch-up-merge":            {seed: 1, strategies: []string{"passive-standby"}, runs: 1100, foundAt: 742},
+	"no-route-seek":             {seed: 1, strategies: []string{"active-standby"}, runs: 150, foundAt: 93},
+	"replay-keeps-hold":         {seed: 1, strategies: []string{"passive-standby"}, runs: 220, foundAt: 109},
+	"no-end-repair":             {seed: 1, strategies: []string{"active-standby"}, runs: 200, foundAt: 93},
+	"no-catch-up-merge":         {seed: 1, strategies: []string{"passive-standby"}, runs: 1100, foundAt: 742},
+	"any-role-holds-for-resume": {seed: 1, strategies: []string{"amnesia"}, runs: 40, foundAt: 15},
+	"minority-restart":          {seed: 1, strategies: []string{"passive-standby"}, runs: 220, foundAt: 107},
+	"no-upstream-resume":        {seed: 1, strategies: []string{"amnesia"}, runs: 10, foundAt: 0},
+	"no-missed-route-query":     {seed: 1, strategies: []string{"upstream-backup"}, runs: 250, foundAt: 123},
+	// Not found in 150 runs of each of the five strategies (seed 1, 750
+	// runs): each is guarded by the named test instead, and the note says
+	// what keeps the swarm from it.
+	"zombie-decisions": {notFound: masked + "a union's primary paused just past the timeout, resuming while its successor interleaves; " +
+		"guarded by activestandby.TestUnionPauseKeepsThePromise"},
+	"trust-routes": {notFound: "the swarm draws no forged messages (a forged route is an attack, not a fault of the model); " +
+		"guarded by ha.TestForgedRouteFencesNobody"},
+	"trim-while-cut-off": {notFound: masked + "a fragment split with its primary on the upstream's side long enough for new backups; " +
+		"guarded by ha.TestGroupPartitionsRecover (the split fragment)"},
+	"takeover-storm": {notFound: masked + "a host cut off from its replicas only; guarded by ha.TestNoTakeoverStorm"},
+	"skipped-not-resent": {notFound: masked + "a pause just past one host's detection; " +
+		"guarded by sim.TestRegressions (short-false-suspicion) and the interaction script skipped_resent"},
+	"receiver-change-raises-epoch": {notFound: masked + "a primary replacing its secondaries while cut off; " +
+		"guarded by ha.TestAReceiverChangeNeverOutranksATakeover and the interaction script receiver_change_version"},
+	"no-route-query-on-peer-up": {notFound: masked + "a secondary cut off and back; " +
+		"guarded by ha.TestAHostSeesItsPrimaryAliveAgainAndAsksForTheRoute and the interaction script peer_up_route_query"},
+	"lost-incomplete-bound": {notFound: masked + "upstream backup's stateful fragment and its stateless downstream crashing together; " +
+		"guarded by upstreambackup.TestAdjacentFailureWithStatelessDownstream"},
 	"old-repair-blocks-new-gap": {notFound: "not found in 1 600 swarm runs of passive and active standby (seed 1); " +
 		"the soak that led to the fix met it once, under 20 % loss (classic generator, seed 303, run 1848)"},
 }
+
+// masked starts the note of a planted bug the swarm does not find: since
+// route convergence, the takeover re-check and the cut-off rules, other
+// rules recover most schedules the bug alone would break, and what is
+// left needs a narrow schedule:
+const masked = "not found in 750 swarm runs of the five strategies (seed 1); other rules recover most schedules it breaks, and the rest needs "
 
 // plantMaxFaults is the most faults a shrunk planted failure may keep.
 const plantMaxFaults = 3
