@@ -12,7 +12,6 @@ import (
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
-	"github.com/streamha/streamha/strategies"
 )
 
 // runUnionPause runs the union with ship_decisions whose primary A pauses
@@ -36,16 +35,7 @@ faults:
 	require.NoError(t, err)
 	_, ref, err := sim.Reference(e)
 	require.NoError(t, err)
-	info, err := strategies.Lookup(activestandby.Name)
-	require.NoError(t, err)
-	params, err := info.Parse(e.ParamsFor(activestandby.Name))
-	require.NoError(t, err)
-	st, err := info.New(params)
-	require.NoError(t, err)
-	cfg, err := sim.ConfigFor(e, st, false)
-	require.NoError(t, err)
-	cfg.Planted = p
-	out, err := sim.Run(cfg)
+	out, err := sim.RunPlanted(e, activestandby.Name, p)
 	require.NoError(t, err)
 	rec, _ := metrics.ClassifyRecovery(ref.Trace, out.Trace)
 	return rec, out.Trace

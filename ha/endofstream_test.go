@@ -14,7 +14,6 @@ import (
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
-	"github.com/streamha/streamha/strategies"
 
 	_ "github.com/streamha/streamha/globalcheckpoint"
 )
@@ -35,16 +34,7 @@ func runPlanted(t *testing.T, yml string, seed int, strategy string, p ha.Plante
 	require.NoError(t, err)
 	_, ref, err := sim.Reference(e)
 	require.NoError(t, err)
-	info, err := strategies.Lookup(strategy)
-	require.NoError(t, err)
-	params, err := info.Parse(e.ParamsFor(strategy))
-	require.NoError(t, err)
-	st, err := info.New(params)
-	require.NoError(t, err)
-	cfg, err := sim.ConfigFor(e, st, false)
-	require.NoError(t, err)
-	cfg.Planted = p
-	out, err := sim.Run(cfg)
+	out, err := sim.RunPlanted(e, strategy, p)
 	require.NoError(t, err)
 	rec, _ := metrics.ClassifyRecovery(ref.Trace, out.Trace)
 	return plantedRun{rec: rec, tr: out.Trace, ref: ref.Trace, strat: strategy}

@@ -13,7 +13,6 @@ import (
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
-	"github.com/streamha/streamha/strategies"
 )
 
 // A group partition is a schedule where hosts on both sides take over
@@ -176,16 +175,7 @@ var partitionStrategies = []string{"amnesia", "passive-standby", "active-standby
 // bugs p and classifies it against the failure-free reference.
 func runRoutesPlanted(t *testing.T, e *experiment.Experiment, ref *ha.Trace, name string, p ha.Planted) (*ha.Trace, metrics.Recovery) {
 	t.Helper()
-	info, err := strategies.Lookup(name)
-	require.NoError(t, err)
-	params, err := info.Parse(e.ParamsFor(name))
-	require.NoError(t, err)
-	st, err := info.New(params)
-	require.NoError(t, err)
-	cfg, err := sim.ConfigFor(e, st, false)
-	require.NoError(t, err)
-	cfg.Planted = p
-	out, err := sim.Run(cfg)
+	out, err := sim.RunPlanted(e, name, p)
 	require.NoError(t, err)
 	rec, _ := metrics.ClassifyRecovery(ref, out.Trace)
 	return out.Trace, rec

@@ -258,3 +258,19 @@ func ReferenceTrace(e *experiment.Experiment) (*ha.Trace, error) {
 	}
 	return out.Trace, nil
 }
+
+// RunPlanted runs e under strategy with the bugs p planted (ha.Planted),
+// for the tests that show a fix guards its schedule: with its bug planted
+// the schedule must fail.
+func RunPlanted(e *experiment.Experiment, strategy string, p ha.Planted) (*Outcome, error) {
+	st, err := strategies.Build(strategy, e.ParamsFor(strategy))
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ConfigFor(e, st, false)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Planted = p
+	return Run(cfg)
+}

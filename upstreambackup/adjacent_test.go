@@ -12,7 +12,6 @@ import (
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
-	"github.com/streamha/streamha/strategies"
 	"github.com/streamha/streamha/upstreambackup"
 )
 
@@ -23,16 +22,7 @@ func runUB(t *testing.T, yml, params string, p ha.Planted) (metrics.Recovery, *h
 	require.NoError(t, err)
 	_, ref, err := sim.Reference(e)
 	require.NoError(t, err)
-	info, err := strategies.Lookup(upstreambackup.Name)
-	require.NoError(t, err)
-	pv, err := info.Parse(e.ParamsFor(upstreambackup.Name))
-	require.NoError(t, err)
-	st, err := info.New(pv)
-	require.NoError(t, err)
-	cfg, err := sim.ConfigFor(e, st, false)
-	require.NoError(t, err)
-	cfg.Planted = p
-	out, err := sim.Run(cfg)
+	out, err := sim.RunPlanted(e, upstreambackup.Name, p)
 	require.NoError(t, err)
 	rec, _ := metrics.ClassifyRecovery(ref.Trace, out.Trace)
 	return rec, out.Trace
