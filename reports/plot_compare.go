@@ -189,7 +189,7 @@ func shadeEpisode(p *plot.Plot, e episode, sks []runSketch, lo, hi float64) erro
 		end := f.end
 		if end <= f.t {
 			end = lastRec
-			if math.IsInf(end, -1) || !e.first {
+			if math.IsInf(end, -1) {
 				end = e.to
 			}
 		}
@@ -209,7 +209,7 @@ func shadeEpisode(p *plot.Plot, e episode, sks []runSketch, lo, hi float64) erro
 			what := "fault → last recovery"
 			if f.end > f.t {
 				what = "fault (" + f.what + ")"
-			} else if math.IsInf(lastRec, -1) || !e.first {
+			} else if math.IsInf(lastRec, -1) {
 				what = "after the fault"
 			}
 			p.Legend.Add(what, shadeThumb{})
@@ -254,13 +254,15 @@ func compareMarks(e episode, sks []runSketch) (*plot.Plot, error) {
 				shown = append(shown, s.marks[idx])
 			}
 		}
-		// The recovery interval of the first fault as a bar.
-		if e.first && s.hasFirst {
+		// The recovery interval of the run's fault episode in view as a
+		// bar, from the episode's own start.
+		if ep, ok := s.episodeAt(e.start(), e.to); ok {
+			from := ep.StartMs / 1e3
 			to, dashed := e.to, true
-			if r := s.rec.RecoveryMs; r != nil {
-				to, dashed = math.Min(e.to, s.first+*r/1e3), false
+			if r := ep.RecoveryMs; r != nil {
+				to, dashed = math.Min(e.to, from+*r/1e3), false
 			}
-			bar, err := plotter.NewLine(plotter.XYs{{X: s.first, Y: y}, {X: to, Y: y}})
+			bar, err := plotter.NewLine(plotter.XYs{{X: from, Y: y}, {X: to, Y: y}})
 			if err != nil {
 				return nil, err
 			}
@@ -270,14 +272,14 @@ func compareMarks(e episode, sks []runSketch) (*plot.Plot, error) {
 			}
 			p.Add(bar)
 			switch {
-			case s.rec.RecoveryMs != nil:
-				label := fmt.Sprintf("%.1f ms", *s.rec.RecoveryMs)
+			case ep.RecoveryMs != nil:
+				label := fmt.Sprintf("%.1f ms", *ep.RecoveryMs)
 				if s.rec.Type != "precise" && s.rec.Type != "" {
 					label += " (" + s.rec.Label() + ")"
 				}
 				addText(texts, to, y, label, col, draw.XLeft)
-			case s.rec.NotRecovered:
-				addText(ends, e.to, y+0.3, s.rec.RecoveryText()+" →", col, draw.XRight)
+			case ep.NotRecovered:
+				addText(ends, e.to, y+0.3, fmt.Sprintf("not recovered (> %.1f s) →", ptrOr(ep.ObservedMs)/1e3), col, draw.XRight)
 			}
 		}
 		anyMark = anyMark || len(shown) > 0
@@ -396,4 +398,12 @@ func sharedLatencyRange(figs []Figure) error {
 		f.SVG = again.SVG
 	}
 	return nil
+}
+
+// ptrOr is *p, or 0 when p is nil.
+func ptrOr(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

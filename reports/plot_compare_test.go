@@ -17,12 +17,13 @@ import (
 // sketchAt is a strategy's sketch with a crash at 10.4 s, outputs once a
 // second, and its detection, takeover and recovery at the given instants.
 func sketchAt(name string, detect, takeover, recovered float64) runSketch {
-	s := runSketch{strategy: name, faults: []fault{{t: 10.4, end: 10.4, what: "crash B"}}, first: 10.4, hasFirst: true, end: 20}
+	s := runSketch{strategy: name, faults: []fault{{t: 10.4, end: 10.4, what: "crash B"}}, end: 20}
 	for x := 1.0; x <= 20; x++ {
 		s.lat = append(s.lat, plotter.XY{X: x, Y: 4})
 	}
 	rec := (recovered - 10.4) * 1e3
-	s.rec = metrics.Recovery{Type: "precise", RecoveryMs: &rec}
+	s.rec = metrics.Recovery{Type: "precise", RecoveryMs: &rec, EpisodeCount: 1,
+		Episodes: []metrics.Episode{{StartMs: 10400, EndMs: 10400, RecoveryMs: &rec}}}
 	s.marks = []mark{{markDetect, detect}, {markTakeover, takeover}, {markRecovered, recovered}}
 	return s
 }

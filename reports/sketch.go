@@ -72,9 +72,6 @@ type runSketch struct {
 	strategy string
 	rec      metrics.Recovery
 	faults   []fault
-	// first is the fault recovery is measured from (metrics.FirstFault).
-	first    float64
-	hasFirst bool
 	lat      plotter.XYs // (delivery s, latency ms) near the faults
 	marks    []mark
 	end      float64 // the last delivery (s)
@@ -83,9 +80,6 @@ type runSketch struct {
 // sketchRun keeps of a classified run what the comparison figures draw.
 func sketchRun(run sim.FaultyRun) runSketch {
 	s := runSketch{strategy: run.Strategy, rec: run.Recovery, faults: faultsOf(run.Trace)}
-	if f, _, ok := metrics.FirstFault(run.Trace); ok {
-		s.first, s.hasFirst = f.Seconds(), true
-	}
 	s.lat = latenciesNear(run.Trace, s.faults)
 	if last, ok := run.Trace.Deliveries().Last(); ok {
 		s.end = last.T.Seconds()
@@ -100,10 +94,23 @@ func sketchRun(run sim.FaultyRun) runSketch {
 			s.marks = append(s.marks, mark{markCaughtUp, e.T.Seconds()})
 		}
 	}
-	if s.hasFirst && run.Recovery.RecoveryMs != nil {
-		s.marks = append(s.marks, mark{markRecovered, s.first + *run.Recovery.RecoveryMs/1e3})
+	for _, ep := range run.Recovery.Episodes {
+		if ep.RecoveryMs != nil {
+			s.marks = append(s.marks, mark{markRecovered, (ep.StartMs + *ep.RecoveryMs) / 1e3})
+		}
 	}
 	return s
+}
+
+// episodeAt is the run's fault episode (metrics.Episode) that begins
+// within [from, to] seconds, if any: each is timed from its own start.
+func (s runSketch) episodeAt(from, to float64) (metrics.Episode, bool) {
+	for _, ep := range s.rec.Episodes {
+		if t := ep.StartMs / 1e3; t >= from-1e-9 && t <= to {
+			return ep, true
+		}
+	}
+	return metrics.Episode{}, false
 }
 
 // faultsOf lists a trace's faults in order: crashes, pauses (to their
@@ -174,8 +181,6 @@ type episode struct {
 	// wider one of the latency panel (several outputs either side).
 	from, to       float64
 	latFrom, latTo float64
-	// first is whether the episode holds the fault recovery is measured from.
-	first bool
 }
 
 // start and end of the faults of an episode.
@@ -234,9 +239,6 @@ func episodesOf(sks []runSketch) []episode {
 		}
 		last := e.end()
 		for _, s := range sks {
-			if s.hasFirst && s.first >= e.start() && s.first <= e.end() {
-				e.first = true
-			}
 			for _, m := range s.marks {
 				if m.t >= e.start() && m.t <= limit {
 					last = math.Max(last, m.t)
