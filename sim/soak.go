@@ -110,29 +110,35 @@ func soakParams(r *rand.Rand, strategy string) map[string]any {
 // ms returns a Duration of a whole number of milliseconds.
 func ms(v int) experiment.Duration { return experiment.Duration(time.Duration(v) * time.Millisecond) }
 
-// GenerateSoakCase draws case run of the soak with seed for strategy: a
-// query, source, network jitter, strategy parameters and 1–4 faults
-// (crashes, crashes during a recovery, pauses, partitions, delays, losses
-// and corruptions). Hosts are chosen among the hosts the strategy has.
-func GenerateSoakCase(seed uint64, strategy string, run uint64) (*SoakCase, error) {
-	r := experiment.Seeded(seed, "soak", strategy, strconv.FormatUint(run, 10))
-	q := soakQueries[r.IntN(len(soakQueries))]
+// soakDraw is what a soak generator varies in the experiments it draws:
+// the name's prefix, the duration (durBase + 500 ms × 0..durSteps-1) and
+// the rate (200 + 100 × 0..rateSteps-1 tuples/s).
+type soakDraw struct {
+	prefix                       string
+	durBase, durSteps, rateSteps int
+}
+
+// drawSoakExperiment draws the experiment of one soak case, without
+// faults: q's nodes, the strategy's parameters, the source and the
+// network, in one fixed order of draws from r (a case is a pure function
+// of its seed, strategy and run).
+func drawSoakExperiment(r *rand.Rand, d soakDraw, q soakQuery, strategy string, seed, run uint64) (*experiment.Experiment, ha.Strategy, error) {
 	var nodes []experiment.NodeConfig
 	if err := yaml.Unmarshal([]byte(q.nodes), &nodes); err != nil {
-		return nil, fmt.Errorf("soak query %s: %w", q.name, err)
+		return nil, nil, fmt.Errorf("%s query %s: %w", d.prefix, q.name, err)
 	}
 	params := soakParams(r, strategy)
 	st, err := strategies.Build(strategy, params)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	spares := 2
 	e := &experiment.Experiment{
-		Name:     fmt.Sprintf("soak-%s-%d-%d", strategy, seed, run),
+		Name:     fmt.Sprintf("%s-%s-%d-%d", d.prefix, strategy, seed, run),
 		Seed:     r.Uint64N(1 << 31),
-		Duration: ms(3000 + 500*r.IntN(5)),
+		Duration: ms(d.durBase + 500*r.IntN(d.durSteps)),
 		Drain:    experiment.Duration(soakDrain),
-		Source: experiment.SourceConfig{Rate: float64(200 + 100*r.IntN(9)), Keys: 4 << r.IntN(4), Streams: q.streams,
+		Source: experiment.SourceConfig{Rate: float64(200 + 100*r.IntN(d.rateSteps)), Keys: 4 << r.IntN(4), Streams: q.streams,
 			Value: experiment.ValueConfig{Dist: "uniform", Max: 1}},
 		Nodes:    nodes,
 		Strategy: experiment.StrategyConfig{Name: strategy, Params: params},
@@ -142,6 +148,20 @@ func GenerateSoakCase(seed uint64, strategy string, run uint64) (*SoakCase, erro
 	}
 	if r.IntN(4) == 0 {
 		e.Source.Arrival = "poisson"
+	}
+	return e, st, nil
+}
+
+// GenerateSoakCase draws case run of the soak with seed for strategy: a
+// query, source, network jitter, strategy parameters and 1–4 faults
+// (crashes, crashes during a recovery, pauses, partitions, delays, losses
+// and corruptions). Hosts are chosen among the hosts the strategy has.
+func GenerateSoakCase(seed uint64, strategy string, run uint64) (*SoakCase, error) {
+	r := experiment.Seeded(seed, "soak", strategy, strconv.FormatUint(run, 10))
+	q := soakQueries[r.IntN(len(soakQueries))]
+	e, st, err := drawSoakExperiment(r, soakDraw{prefix: "soak", durBase: 3000, durSteps: 5, rateSteps: 9}, q, strategy, seed, run)
+	if err != nil {
+		return nil, err
 	}
 	e.Faults = soakFaults(r, e, max(1, st.Replicas()))
 	// Round-trip through YAML: the case is exactly what its file says.

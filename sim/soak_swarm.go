@@ -8,10 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/streamha/streamha/experiment"
-	"github.com/streamha/streamha/strategies"
 )
 
 // The swarm generator (swarm testing, as TigerBeetle's VOPR does): each
@@ -161,31 +158,9 @@ func GenerateSwarmSoakCase(seed uint64, strategy string, run uint64) (*SoakCase,
 	r := experiment.Seeded(seed, "swarm", strategy, strconv.FormatUint(run, 10))
 	shape := drawShape(r)
 	q := swarmQueries[r.IntN(len(swarmQueries))]
-	var nodes []experiment.NodeConfig
-	if err := yaml.Unmarshal([]byte(q.nodes), &nodes); err != nil {
-		return nil, fmt.Errorf("swarm query %s: %w", q.name, err)
-	}
-	params := soakParams(r, strategy)
-	st, err := strategies.Build(strategy, params)
+	e, st, err := drawSoakExperiment(r, soakDraw{prefix: "swarm", durBase: 2500, durSteps: 4, rateSteps: 6}, q, strategy, seed, run)
 	if err != nil {
 		return nil, err
-	}
-	spares := 2
-	e := &experiment.Experiment{
-		Name:     fmt.Sprintf("swarm-%s-%d-%d", strategy, seed, run),
-		Seed:     r.Uint64N(1 << 31),
-		Duration: ms(2500 + 500*r.IntN(4)),
-		Drain:    experiment.Duration(soakDrain),
-		Source: experiment.SourceConfig{Rate: float64(200 + 100*r.IntN(6)), Keys: 4 << r.IntN(4), Streams: q.streams,
-			Value: experiment.ValueConfig{Dist: "uniform", Max: 1}},
-		Nodes:    nodes,
-		Strategy: experiment.StrategyConfig{Name: strategy, Params: params},
-		Spares:   &spares,
-		Network:  experiment.NetworkConfig{Latency: ms(1), Jitter: experiment.Duration(time.Duration(r.IntN(5)) * 100 * time.Microsecond), Bandwidth: 1e9},
-		Detector: experiment.DetectorConfig{Heartbeat: ms(50), Timeout: ms(200)},
-	}
-	if r.IntN(4) == 0 {
-		e.Source.Arrival = "poisson"
 	}
 	g := &swarmGen{r: r, e: e, shape: shape}
 	g.hosts(max(1, st.Replicas()))
