@@ -111,6 +111,11 @@ func (c *SoakCase) InFaultModel() (ok bool, why string) {
 	if st, err := strategies.Build(c.Strategy, e.ParamsFor(c.Strategy)); err == nil {
 		replicas = max(1, st.Replicas())
 	}
+	if replicas > 1 {
+		if why := stateCutOff(e, replicas); why != "" {
+			return false, why
+		}
+	}
 	info, _ := strategies.Lookup(c.Strategy)
 	for i, n := range e.Nodes {
 		fs := perFrag[n.Name]
@@ -187,4 +192,48 @@ const soakPartitionFailure = 150 * time.Millisecond
 func baseOf(host string) string {
 	base, _, _ := strings.Cut(host, ".")
 	return base
+}
+
+// stateCutOff names the first partition, longer than a detection, that
+// cuts every host holding a fragment's state (its primary and the
+// replicas a standby strategy keeps in step: the first replicas hosts)
+// off from the largest group while a spare of the fragment is in it. The
+// serving side then holds a majority and no host with the state: a spare
+// restarts the fragment empty, or the fragment waits for the heal,
+// unbounded in a real partition. A standby strategy takes the first (its
+// output resumes; the liveness check still holds it to that), so no
+// standby strategy can be precise here: the state is where the serving
+// side cannot reach it. Outside the precise promise.
+func stateCutOff(e *experiment.Experiment, replicas int) string {
+	for _, f := range e.Faults {
+		if f.Partition == nil || f.For.D() <= soakPartitionFailure {
+			continue
+		}
+		big, ties := 0, 0
+		for gi, g := range f.Partition {
+			switch {
+			case len(g) > len(f.Partition[big]):
+				big, ties = gi, 0
+			case gi != big && len(g) == len(f.Partition[big]):
+				ties++
+			}
+		}
+		if ties > 0 {
+			continue
+		}
+		in := map[string]bool{}
+		for _, h := range f.Partition[big] {
+			in[h] = true
+		}
+		for i, n := range e.Nodes {
+			hosts := e.FragHosts(i, replicas)
+			holders := hosts[:min(replicas, len(hosts))]
+			if !slices.ContainsFunc(holders, func(h string) bool { return in[h] }) &&
+				slices.ContainsFunc(hosts[len(holders):], func(h string) bool { return in[h] }) {
+				return fmt.Sprintf("a partition at %s cuts every host with %s's state (%s) off from the largest group, where a spare restarts it empty",
+					f.At.D(), n.Name, strings.Join(holders, ", "))
+			}
+		}
+	}
+	return ""
 }
