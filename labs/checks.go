@@ -89,6 +89,16 @@ func lab1() *Lab {
 		if len(wrong) > 0 && !slices.Contains(worst, wrong[0]) {
 			confs = append(confs, mistake("That is the first wrong output, not the one that lost most: for each output compare its source tuples with the failure-free run's (an explanation lists each output as 'ID value instead of V (N source tuples, not M)': it lost M − N).", wrong[0]))
 		}
+		var fewer []string
+		for id := range lost {
+			if !slices.Contains(worst, id) && (len(wrong) == 0 || id != wrong[0]) {
+				fewer = append(fewer, id)
+			}
+		}
+		sort.Strings(fewer)
+		if len(fewer) > 0 {
+			confs = append(confs, mistake("That output lost fewer source tuples than another one: an explanation names only the first outputs of its group ('and N more'); compare expected_sources − sources on every line of lab1-out/anomalies-amnesia.jsonl.", fewer...))
+		}
 		why := "streamha why --first-wrong --run lab1-out"
 		if len(worst) > 0 {
 			why = fmt.Sprintf("streamha why '%s' --run lab1-out", worst[0])
@@ -97,12 +107,15 @@ func lab1() *Lab {
 			look: "each output in the explanation reads '(N source tuples, not M)': it lost M − N; lab1-out/anomalies-amnesia.jsonl has sources and expected_sources per output, and `streamha why ID` lists the source tuples an output lacks.", why: why,
 			probe: "streamha why --first-wrong --run lab1-out", confusions: confs}, worst)
 		c.number(spec{key: "q5", evidence: fmt.Sprintf("Sum of the per-output shortfalls over %d damaged outputs.", len(lost)), look: "the 'lost in' column.",
-			confusions: []confusion{mixUp(float64(rec.Wrong), "That counts damaged outputs; the question counts the source tuples they lack.")}},
+			confusions: distinctMixUps(float64(rec.LostInputs), 0, 0,
+				mixUp(float64(rec.Wrong), "That counts damaged outputs; the question counts the source tuples they lack."),
+				mixUp(float64(rec.UnmatchedInputs), "That is the note under the table: source tuples that reach no output even without a failure (filtered out), which never count as lost."))},
 			float64(rec.LostInputs), 0, 0, "")
 		var confs6 []confusion
 		if rec.RecoveryMs != nil {
 			confs6 = append(confs6, mixUp(*rec.RecoveryMs, "That is the recovery time (crash → output back to normal); detection ends at the first detect event."))
 		}
+		confs6 = distinctMixUps(ptrMs(rec.DetectionMs), 0, 1, append(confs6, detectionConfusions(r, "B", faultTime(r, ha.EvCrash))...)...)
 		c.number(spec{key: "q6", evidence: "From the crash event to the first detect event of B in the trace.", look: "the 'detect ms' column.", confusions: confs6},
 			ptrMs(rec.DetectionMs), 0, 1, "ms")
 		return nil
@@ -122,7 +135,7 @@ func lab1CrashWindow(r *run) time.Duration {
 
 func lab2() *Lab {
 	l := &Lab{N: 2, Dir: "02-precise-vs-repeating", Title: "Precise vs repeating",
-		Summary: "Upstream backup with and without duplicate elimination; find the duplicates.",
+		Summary: "Upstream backup with and without duplicate elimination; what the replay after a crash delivers.",
 		Questions: []Question{
 			{Key: "p1", Predict: true, Text: "Before you run: without dedup, will the sink receive some output twice? (yes or no)"},
 			{Key: "q1", Text: "Which recovery does upstream backup achieve without dedup (experiment.yaml)?"},
@@ -150,6 +163,11 @@ func lab2() *Lab {
 			confusions: []confusion{mixUp(float64(replayed), "That is the whole replay; duplicates are only the replayed tuples whose outputs the sink already had — compare A's last trim before the crash with the replay's start.")}},
 			float64(rec.Duplicates), 0, 0, "")
 		oldest := lab2Oldest(dups)
+		// A bare tuple number is read as the source id the explanations
+		// print ("3098" as "s0:3098"), as lab 1 reads "3" as "3s".
+		for i, a := range c.answers["q3"] {
+			c.answers["q3"][i] = sourceIDOf(a, dups)
+		}
 		if oldest == "" {
 			c.choice(spec{key: "q3", evidence: "No output was delivered twice."}, []string{"none"})
 		} else {
@@ -158,7 +176,9 @@ func lab2() *Lab {
 				[]string{oldest})
 		}
 		c.number(spec{key: "q4", evidence: "From the replay_start events of host A in the trace.", look: "grep replay_start in trace-upstream-backup.jsonl (its n field).",
-			confusions: []confusion{mixUp(float64(rec.Duplicates), "That is the number of duplicates; the replay also re-sent tuples whose outputs the sink had not received yet.")}},
+			confusions: distinctMixUps(float64(replayed), 0, 0,
+				mixUp(float64(rec.Duplicates), "That is the number of duplicates; the replay also re-sent tuples whose outputs the sink had not received yet."),
+				mixUp(float64(r.replayFrom("A")), "That is the position the replay starts from ('replays to B.1 from seq …' in streamha why), not how many tuples it sent: the replay_start event's n counts them."))},
 			float64(replayed), 0, 0, "tuples")
 		d, err := l.simulate("experiment-dedup.yaml", "upstream-backup")
 		if err != nil {
@@ -190,7 +210,7 @@ func lab2Oldest(ids []string) string {
 
 func lab4() *Lab {
 	l := &Lab{N: 4, Dir: "04-nondeterminism", Title: "Non-determinism",
-		Summary: "A union interleaved differently on the replica, in front of a hash chain: how long active standby's outputs stay wrong, and what shipping the primary's decisions buys and costs.",
+		Summary: "A union interleaved differently on the replica, in front of a hash chain: what active standby delivers after the takeover, and what shipping the primary's decisions changes and costs.",
 		Questions: []Question{
 			{Key: "p1", Predict: true, Text: "Before you run: without ship_decisions, once the sink has received a wrong output of a key, will that key's outputs become identical to the failure-free run's again before the run ends? (yes or no)"},
 			{Key: "q1", Text: "Which recovery does active standby achieve without ship_decisions (experiment.yaml)?"},
@@ -487,13 +507,16 @@ func lab6() *Lab {
 			return err
 		}
 		simRec := ptrMs(s.rec().RecoveryMs)
+		real, why := lab6Real(c)
 		var confs3 []confusion
 		if d := s.rec().DetectionMs; d != nil && math.Abs(*d-simRec) > 0.05 {
 			confs3 = append(confs3, mixUp(*d, "That is the simulated detection time; recovery runs until the output is back to normal."))
 		}
+		if real != nil && real.Recovery.RecoveryMs != nil {
+			confs3 = append(confs3, mixUp(*real.Recovery.RecoveryMs, "That is your cluster run's recovery (q2); q3 asks for the simulator's, from 'streamha run' on the same experiment."))
+		}
 		c.number(spec{key: "q3", evidence: fmt.Sprintf("The simulator gives recovery %.1f ms, detection %.1f ms.", simRec, ptrMs(s.rec().DetectionMs)),
-			look: "streamha run with the lab's experiment: the 'recovery ms' column.", confusions: confs3}, simRec, 0.02, 1, "ms")
-		real, why := lab6Real(c)
+			look: "streamha run with the lab's experiment: the 'recovery ms' column.", confusions: distinctMixUps(simRec, 0.02, 1, confs3...)}, simRec, 0.02, 1, "ms")
 		if real == nil {
 			for _, k := range []string{"p1", "q1", "q2", "q4", "q5"} {
 				c.add(k, false, why)
@@ -525,7 +548,9 @@ func lab6() *Lab {
 		c.choice(spec{key: "p1", evidence: cmp, look: "compare recovery_ms in your result.json with the simulated run's."}, []string{yesNo(longer == "real")})
 		c.choice(spec{key: "q4", evidence: cmp, look: "compare q2 and q3."}, []string{longer})
 		c.number(spec{key: "q5", evidence: fmt.Sprintf("Your cluster result says detection %.1f ms; the simulator's memberlist model gives %.1f ms.", *rr.DetectionMs, ptrMs(s.rec().DetectionMs)),
-			look: "detection_ms in your result.json.", confusions: []confusion{mixUp(*rr.RecoveryMs, "That is your run's recovery time; the question asks for detection_ms.")}}, *rr.DetectionMs, 0.01, 1, "ms")
+			look: "detection_ms in your result.json.", confusions: distinctMixUps(*rr.DetectionMs, 0.01, 1,
+				mixUp(*rr.RecoveryMs, "That is your run's recovery time; the question asks for detection_ms."),
+				mixUp(ptrMs(s.rec().DetectionMs), "That is the simulator's detection (its memberlist model); q5 asks for your cluster run's: detection_ms in your result.json."))}, *rr.DetectionMs, 0.01, 1, "ms")
 		return nil
 	}
 	return l
@@ -573,7 +598,7 @@ func lab6Real(c *ctx) (*metrics.Run, string) {
 
 func lab7() *Lab {
 	l := &Lab{N: 7, Dir: "07-split-brain", Title: "Split brain",
-		Summary: "A pause with an aggressive detector causes a false failover; without fencing the resumed old primary silences the new one.",
+		Summary: "A pause with an aggressive detector causes a false failover; what the resumed old primary does to the output, with and without fencing.",
 		Questions: []Question{
 			{Key: "p1", Predict: true, Text: "Before you run: with fencing off, will more outputs be missing than with fencing on? (yes or no)"},
 			{Key: "q1", Text: "How many ms after the pause began was B declared dead?"},
@@ -600,7 +625,8 @@ func lab7() *Lab {
 			[]string{yesNo(off.rec().Missing > on.rec().Missing)})
 		det := ptrMs(on.rec().DetectionMs)
 		c.number(spec{key: "q1", evidence: "From the pause event to the first detect event of B.", look: "the 'detect ms' column.",
-			confusions: []confusion{mixUp(400, "That is how long B was paused; detection came much earlier.")}}, det, 0, 1, "ms")
+			confusions: distinctMixUps(det, 0, 1, append([]confusion{mixUp(400, "That is how long B was paused; detection came much earlier.")},
+				detectionConfusions(on, "B", faultTime(on, ha.EvPause))...)...)}, det, 0, 1, "ms")
 		var pause time.Duration
 		for _, e := range on.sr.Trace.Events() {
 			if e.Kind == ha.EvPause {
@@ -625,7 +651,11 @@ func lab7() *Lab {
 			look: "the 'missing' column for experiment-nofence.yaml.", probe: "streamha why --missing --run lab7-nofence", confusions: confs4},
 			float64(off.rec().Missing), 0, 0, "")
 		stale := stat(on.sr.Trace, func(s *ha.NodeStats) int64 { return s.Fenced })
-		c.number(spec{key: "q5", evidence: "Sum of fenced_dropped over the hosts' stats events.", look: "sum fenced_dropped in the stats events of trace-amnesia.jsonl (grep '\"stats\"'), or count the fenced events' n."},
+		events, lines := fencedLines(on.sr.Trace)
+		c.number(spec{key: "q5", evidence: "Sum of fenced_dropped over the hosts' stats events.", look: "sum fenced_dropped in the stats events of trace-amnesia.jsonl (grep '\"stats\"'), or count the fenced events' n.",
+			confusions: distinctMixUps(float64(stale), 0, 0,
+				mixUp(float64(events), "That counts every fenced event, B's own 'superseded by a newer epoch' too; only the receivers' drops ('dropped data from a stale epoch') count."),
+				mixUp(float64(lines), "That counts every line with \"fenced\": B's 'superseded' event and B's stats (role fenced) too; only the receivers' drops count: their fenced_dropped."))},
 			float64(stale), 0, 0, "messages")
 		c.number(spec{key: "q6", evidence: fmt.Sprintf("Without fencing the sink waited %.1f ms; with fencing %.1f ms.", off.rec().UnavailableMs, on.rec().UnavailableMs), look: "the 'unavail ms' column.",
 			confusions: []confusion{mixUp(on.rec().UnavailableMs, "That is the run with fencing.")}}, off.rec().UnavailableMs, 0.02, 1, "ms")
