@@ -160,7 +160,7 @@ func lab2() *Lab {
 			recoveryAnswers(rec.Type, rec.Subtype))
 		dups := r.statusIDs(classify.StatusDuplicate)
 		c.number(spec{key: "q2", evidence: "Duplicates: " + list(dups, 6) + ".", look: "the 'dup' column.", probe: "streamha why --first-duplicate --run lab2-out",
-			confusions: []confusion{mixUp(float64(replayed), "That is the whole replay; duplicates are only the replayed tuples whose outputs the sink already had — compare A's last trim before the crash with the replay's start.")}},
+			confusions: []confusion{mixUp(float64(replayed), "That is the whole replay; duplicates are only the replayed tuples whose outputs the sink already had: those A sent between its last trim before the crash (the trim events of host A) and the crash. What A sent B after the crash had never reached the sink.")}},
 			float64(rec.Duplicates), 0, 0, "")
 		oldest := lab2Oldest(dups)
 		// A bare tuple number is read as the source id the explanations
