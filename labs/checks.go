@@ -64,7 +64,7 @@ func lab1() *Lab {
 			recoveryAnswers(rec.Type, rec.Subtype))
 		c.number(spec{key: "q2", evidence: "Wrong outputs: " + list(wrong, 8) + ".", look: "the 'wrong' column, or count the explanations.",
 			probe:      "streamha why --first-wrong --run lab1-out",
-			confusions: []confusion{mixUp(float64(rec.LostInputs), "That counts source tuples ('lost in'); the question counts outputs.")}},
+			confusions: distinctMixUps(float64(rec.Wrong), 0, 0, append([]confusion{mixUp(float64(rec.LostInputs), "That counts source tuples ('lost in'); the question counts outputs.")}, moreConfusions(r)...)...)},
 			float64(rec.Wrong), 0, 0, "")
 		// A window start is a time: "3" is read as "3s", as the ids write it.
 		for i, a := range c.answers["q3"] {
@@ -160,7 +160,7 @@ func lab2() *Lab {
 			recoveryAnswers(rec.Type, rec.Subtype))
 		dups := r.statusIDs(classify.StatusDuplicate)
 		c.number(spec{key: "q2", evidence: "Duplicates: " + list(dups, 6) + ".", look: "the 'dup' column.", probe: "streamha why --first-duplicate --run lab2-out",
-			confusions: []confusion{mixUp(float64(replayed), "That is the whole replay; duplicates are only the replayed tuples whose outputs the sink already had: those A sent between its last trim before the crash (the trim events of host A) and the crash. What A sent B after the crash had never reached the sink.")}},
+			confusions: append([]confusion{mixUp(float64(replayed), "That is the whole replay; duplicates are only the replayed tuples whose outputs the sink already had: those A sent between its last trim before the crash (the trim events of host A) and the crash. What A sent B after the crash had never reached the sink.")}, moreConfusions(r)...)},
 			float64(rec.Duplicates), 0, 0, "")
 		oldest := lab2Oldest(dups)
 		// A bare tuple number is read as the source id the explanations
@@ -239,10 +239,10 @@ func lab4() *Lab {
 		replay, dropped := lab4Replay(r)
 		c.number(spec{key: "q2", evidence: fmt.Sprintf("Wrong outputs: %s, delivered from %s s to %s s.", list(wrong, 6), seconds(tail.firstWrongMs), seconds(tail.lastWrongMs)),
 			look: "the 'wrong' column.", probe: "streamha why --first-wrong --run lab4-out",
-			confusions: []confusion{
+			confusions: append([]confusion{
 				mixUp(float64(replay), "That is the replay A.1 sent B after its takeover; B dropped what it already had from A, and A.1's wrong outputs go on after the replay, to the end of the run."),
 				mixUp(float64(dropped), "That is B's dup_dropped: the replayed outputs B already had from A, dropped, not delivered."),
-			}},
+			}, moreConfusions(r)...)},
 			float64(rec.Wrong), 0, 0, "")
 		reorder, err := lab4Reordered(l)
 		if err != nil {
@@ -640,7 +640,7 @@ func lab7() *Lab {
 		if on.rec().Missing != off.rec().Missing {
 			confs3 = append(confs3, mixUp(float64(off.rec().Missing), "That is the run without fencing (experiment-nofence.yaml); q3 asks about experiment.yaml."))
 		}
-		c.number(spec{key: "q3", evidence: fmt.Sprintf("With fencing: %s, missing %s.", on.label(), list(on.cls.MissingIDs, 5)), look: "the 'missing' column for experiment.yaml.", confusions: confs3},
+		c.number(spec{key: "q3", evidence: fmt.Sprintf("With fencing: %s, missing %s.", on.label(), list(on.cls.MissingIDs, 5)), look: "the 'missing' column for experiment.yaml.", confusions: append(confs3, moreConfusions(on)...)},
 			float64(on.rec().Missing), 0, 0, "")
 		dupC := hostStat(off.sr.Trace, "C", func(s *ha.NodeStats) int64 { return s.Duplicates })
 		var confs4 []confusion
@@ -648,7 +648,7 @@ func lab7() *Lab {
 			confs4 = append(confs4, mixUp(float64(on.rec().Missing), "That is the run with fencing (experiment.yaml); q4 asks about experiment-nofence.yaml."))
 		}
 		c.number(spec{key: "q4", evidence: fmt.Sprintf("Without fencing: %s, missing %s. The resumed B kept sending with its old, higher sequence numbers; C accepted them and then dropped the new primary's output as duplicates (dup_dropped %d).", off.label(), list(off.cls.MissingIDs, 5), dupC),
-			look: "the 'missing' column for experiment-nofence.yaml.", probe: "streamha why --missing --run lab7-nofence", confusions: confs4},
+			look: "the 'missing' column for experiment-nofence.yaml.", probe: "streamha why --missing --run lab7-nofence", confusions: append(confs4, moreConfusions(off)...)},
 			float64(off.rec().Missing), 0, 0, "")
 		stale := stat(on.sr.Trace, func(s *ha.NodeStats) int64 { return s.Fenced })
 		events, lines := fencedLines(on.sr.Trace)

@@ -2,6 +2,7 @@ package labs
 
 import (
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -121,4 +122,23 @@ func (r *run) replayFrom(host string) int64 {
 		}
 	}
 	return -1
+}
+
+// andMore matches the count an explanation gives after the outputs it
+// names (", and 287 more").
+var andMore = regexp.MustCompile(`, and (\d+) more`)
+
+// moreConfusions are the counts a student may take from the run's
+// explanations for a number of outputs: each group's "and N more", which
+// counts the outputs it does not name, not all of them.
+func moreConfusions(r *run) []confusion {
+	var out []confusion
+	for _, ex := range r.rec().Explanations {
+		for _, m := range andMore.FindAllStringSubmatch(ex, -1) {
+			if n, err := strconv.ParseFloat(m[1], 64); err == nil {
+				out = append(out, mixUp(n, "That is the 'and N more' of an explanation, which counts only the outputs it does not name; the sentence begins with how many there are in all, and the table's column counts them too."))
+			}
+		}
+	}
+	return out
 }
