@@ -118,8 +118,9 @@ func RequireFiguresDrawn(t *testing.T, page string) {
 // (RequireDrawn). With STREAMHA_SCREENSHOTS=DIR it keeps the top of the
 // page as report-NAME.png, its figures as report-NAME-figures.png and,
 // when its strategies draw their own timelines (checkpoint histories,
-// output queues), those as report-NAME-timelines.png (the screenshots in
-// docs/img are made so).
+// output queues), those as report-NAME-timelines.png; 400 px wide, the
+// top as report-NAME-400.png and the figures as
+// report-NAME-figures-400.png (the screenshots in docs/img are made so).
 func CheckReport(t *testing.T, browser, name, page string) {
 	t.Helper()
 	RequireFiguresDrawn(t, page)
@@ -144,6 +145,11 @@ func CheckReport(t *testing.T, browser, name, page string) {
 		shot := ScreenshotNarrow(t, browser, string(b), "", NarrowWidth, 2400)
 		RequireDrawn(t, name+"-400", shot)
 		require.NoError(t, os.WriteFile(filepath.Join(keep, "report-"+name+"-400.png"), shot, 0o644))
+		figs, err := os.ReadFile(figuresPage(t, page))
+		require.NoError(t, err)
+		shot = ScreenshotNarrow(t, browser, string(figs), "", NarrowWidth, 2400)
+		RequireDrawn(t, name+"-figures-400", shot)
+		require.NoError(t, os.WriteFile(filepath.Join(keep, "report-"+name+"-figures-400.png"), shot, 0o644))
 	}
 }
 
