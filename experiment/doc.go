@@ -6,7 +6,7 @@
 // strategy gets, the fault schedule resolved against it, and the seeded
 // random sources that make a run a pure function of (experiment, seed).
 //
-// The simulator (sim), the cluster runtime (ha/cluster) and the in-process
-// runtime (ha/inproc) all build their runs from an Experiment; none of them
+// The simulator (sim), the cluster runtime (cluster) and the in-process
+// runtime (inproc) all build their runs from an Experiment; none of them
 // imports another.
 package experiment

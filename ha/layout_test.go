@@ -18,7 +18,7 @@ const modulePath = "github.com/streamha/streamha"
 
 // drivers run nodes: the simulator and the two real runtimes. They sit side
 // by side over the runtime, and none imports another.
-var drivers = []string{"sim", "ha/cluster", "ha/inproc"}
+var drivers = []string{"sim", "cluster", "inproc"}
 
 // runtimePackages are the packages drivers are built on: the common runtime
 // and its subpackages (but the drivers and the test harness), the

@@ -17,9 +17,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamha/streamha/cluster"
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/ha/cluster"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"

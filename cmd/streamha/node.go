@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/streamha/streamha/ha/cluster"
+	"github.com/streamha/streamha/cluster"
 	"github.com/streamha/streamha/strategies"
 )
 
