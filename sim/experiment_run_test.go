@@ -32,16 +32,16 @@ func TestMemberlistDetectorModelIsSlower(t *testing.T) {
 // is generated: its line numbers would mean nothing to the user).
 func TestHostileSweepValues(t *testing.T) {
 	for _, tc := range []struct {
-		param sim.SweepParam
+		param experiment.SweepParam
 		want  string
 	}{
-		{sim.SweepParam{Name: "source.skew", Values: []string{"0", ".inf"}}, "sweep point source.skew=.inf: source.skew: want a number from 0 to 100"},
-		{sim.SweepParam{Name: "source.rate", Values: []string{"1e12"}}, "sweep point source.rate=1e12: source.rate:"},
-		{sim.SweepParam{Name: "drain", Values: []string{"[1s]"}}, "sweep point drain=[1s]: drain: want a duration"},
-		{sim.SweepParam{Name: "checkpoint_interval", Values: []string{"1ns"}}, "checkpoint_interval: must be at least 1ms"},
+		{experiment.SweepParam{Name: "source.skew", Values: []string{"0", ".inf"}}, "sweep point source.skew=.inf: source.skew: want a number from 0 to 100"},
+		{experiment.SweepParam{Name: "source.rate", Values: []string{"1e12"}}, "sweep point source.rate=1e12: source.rate:"},
+		{experiment.SweepParam{Name: "drain", Values: []string{"[1s]"}}, "sweep point drain=[1s]: drain: want a duration"},
+		{experiment.SweepParam{Name: "checkpoint_interval", Values: []string{"1ns"}}, "checkpoint_interval: must be at least 1ms"},
 	} {
 		t.Run(tc.param.Name, func(t *testing.T) {
-			_, err := sim.NewSweep("s", experiment.DefaultYAML, []sim.SweepParam{tc.param}, []string{"passive-standby"}, 1, nil)
+			_, err := experiment.NewSweep("s", experiment.DefaultYAML, []experiment.SweepParam{tc.param}, []string{"passive-standby"}, 1, nil)
 			require.ErrorIs(t, err, experiment.ErrConfig)
 			require.Contains(t, err.Error(), tc.want)
 		})
@@ -55,7 +55,7 @@ func TestSweepPointErrorsHaveNoLines(t *testing.T) {
 		{"source.rat", "source.rat: unknown field (source has: rate"},
 		{"source.rate", `source.rate: want a number, got "x"`},
 	} {
-		sw, err := sim.NewSweep("s", experiment.DefaultYAML, []sim.SweepParam{{Name: tt.param, Values: []string{"x"}}}, []string{"amnesia"}, 1, nil)
+		sw, err := experiment.NewSweep("s", experiment.DefaultYAML, []experiment.SweepParam{{Name: tt.param, Values: []string{"x"}}}, []string{"amnesia"}, 1, nil)
 		if err == nil {
 			_, err = sw.Experiment(sw.Point(0))
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamha/streamha/experiment"
+	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -190,14 +191,14 @@ func compareInto(e *experiment.Experiment, names []string, dir string, progress 
 	}
 	// A Faulty callback takes each run's trace from the comparison; with
 	// no directory it just lets the trace go.
-	opts := sim.CompareOptions{Progress: progress, Faulty: func(sim.FaultyRun) error { return nil }}
+	opts := sim.CompareOptions{Progress: progress, Faulty: func(metrics.FaultyRun) error { return nil }}
 	var rd *reports.RunDir
 	if dir != "" {
 		var err error
 		if rd, err = reports.NewRunDir(dir); err != nil {
 			return nil, err
 		}
-		opts.Faulty = func(run sim.FaultyRun) error {
+		opts.Faulty = func(run metrics.FaultyRun) error {
 			progress(run.Strategy + ": writing its trace and figures")
 			return rd.AddRun(run)
 		}

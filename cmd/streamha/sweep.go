@@ -20,7 +20,6 @@ import (
 
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/reports"
-	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/sweep"
 )
 
@@ -75,8 +74,8 @@ func newSweepCmd() *cobra.Command {
 }
 
 // buildSweep resolves the spec file and flags into a sweep.
-func buildSweep(f sweepFlags) (*sim.Sweep, error) {
-	spec := &sim.SweepFile{}
+func buildSweep(f sweepFlags) (*experiment.Sweep, error) {
+	spec := &experiment.SweepFile{}
 	if f.spec != "" {
 		var err error
 		if spec, err = loadSweepSpec(f.spec); err != nil {
@@ -117,7 +116,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 		spec.Seeds = f.seeds
 	}
 	for _, p := range f.params {
-		sp, err := sim.ParseParamFlag(p)
+		sp, err := experiment.ParseParamFlag(p)
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +144,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 			return nil, err
 		}
 	}
-	return sim.NewSweep(spec.Name, base, spec.Params, names, spec.Seeds, spec.SeedList, experiment.ParseOptions{AllowLarge: f.allowLarge})
+	return experiment.NewSweep(spec.Name, base, spec.Params, names, spec.Seeds, spec.SeedList, experiment.ParseOptions{AllowLarge: f.allowLarge})
 }
 
 func parseShard(s string) (int, int, error) {
