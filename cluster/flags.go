@@ -68,10 +68,11 @@ func BindNodeFlags(fs *pflag.FlagSet) func() (NodeOptions, error) {
 		join       []string
 		peers      []string
 		secretFile string
+		seed       uint64
 	)
 	fs.StringVar(&o.Config, "config", "", "experiment YAML file (default: the built-in experiment)")
 	fs.StringVar(&o.Strategy, "strategy", "", "strategy every node of the run uses (required)")
-	fs.Int64Var(&o.Seed, "seed", -1, "seed (default: the experiment's)")
+	fs.Uint64Var(&seed, "seed", 0, "seed of the run (default: the experiment's)")
 	fs.StringVar(&o.Host, "host", "", "this node's host name: src, src2, A, B, B.1, …, sink (required)")
 	fs.StringVar(&o.HostOrdinal, "host-ordinal", "", "pick the host from a name ending in -N, e.g. a StatefulSet pod name (N-th host of the topology: sources, fragment hosts in takeover order, sink)")
 	fs.StringVar(&o.Bind, "bind", "127.0.0.1:0", "gossip (memberlist) bind address, ip:port (port 0 picks one)")
@@ -96,6 +97,9 @@ func BindNodeFlags(fs *pflag.FlagSet) func() (NodeOptions, error) {
 			return o, fmt.Errorf("--cpuprofile: %w", err)
 		}
 		o.Join = join
+		if fs.Changed("seed") {
+			o.Seed = &seed
+		}
 		if len(peers) > 0 {
 			o.Peers = map[string]string{}
 			for _, p := range peers {

@@ -36,8 +36,8 @@ type NodeOptions struct {
 	AllowLarge bool
 	// Strategy is the strategy every node of the run uses.
 	Strategy string
-	// Seed overrides the experiment's seed when ≥ 0.
-	Seed int64
+	// Seed, when set, overrides the experiment's seed.
+	Seed *uint64
 	// Host is this process's host name (src, A, B, B.1, …, sink).
 	Host string
 	// HostOrdinal, when Host is empty, picks the host by the trailing
@@ -384,8 +384,8 @@ func newRunner(o NodeOptions) (*runner, error) {
 	} else if e, err = experiment.LoadWith(o.Config, experiment.ParseOptions{AllowLarge: o.AllowLarge}); err != nil {
 		return nil, err
 	}
-	if o.Seed >= 0 {
-		e.Seed = uint64(o.Seed)
+	if o.Seed != nil {
+		e.Seed = *o.Seed
 	}
 	if o.Strategy == "" {
 		return nil, errors.New("node: --strategy is required")

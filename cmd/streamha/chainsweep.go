@@ -62,7 +62,7 @@ func newChainSweepCmd() *cobra.Command {
 	fl.DurationVar(&f.perByte, "per-byte", 200*time.Nanosecond, "CPU per byte serialised, read or deserialised (200ns: a checkpoint store read at 5 MB/s)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "checkpoint interval of both strategies")
 	fl.IntVar(&f.seeds, "seeds", 3, "seeds per chain length (1 to 20); the table shows the means")
-	fl.StringVar(&f.out, "out", "", "directory for the report (default: a new ./streamha-out/chain-sweep-<time>/)")
+	addOutFlag(fl, &f.out, outDir, "", "directory for the report (default: a new ./streamha-out/chain-sweep-<time>/)")
 	fl.BoolVar(&f.noOut, "no-out", false, "write no files: the table only")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
 	return c

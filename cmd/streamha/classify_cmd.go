@@ -63,7 +63,7 @@ func newClassifyCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&expected, "expected", "", "expected output log (JSON Lines, or a streamha trace)")
 	c.Flags().StringVar(&observed, "observed", "", "observed output log (JSON Lines, or a streamha trace)")
-	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addJSONFlag(c.Flags(), &asJSON, "the result")
 	return c
 }
 

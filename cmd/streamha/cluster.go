@@ -29,7 +29,7 @@ type clusterFlags struct {
 	config, strategy, out, secretFile, profile, collect string
 	allowLarge                                          bool
 	cpuProfileDir                                       string
-	seed                                                int64
+	seed                                                seedFlag
 	duration, startup                                   time.Duration
 	json, noBaseline, ffOverhead, quiet, force          bool
 	insecure                                            bool
@@ -58,14 +58,14 @@ func newClusterCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCluster(cmd, f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.config, "config", "", "experiment YAML file or built-in example name (default: the built-in experiment)")
+	addConfigFlag(fl, &f.config, "the built-in experiment")
 	fl.BoolVar(&f.allowLarge, "allow-large", false, "check the experiment against the large ranges, for real big runs ('streamha docs experiment', Ranges)")
-	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the file's strategies, else all)")
-	fl.Int64Var(&f.seed, "seed", -1, "seed (default: the experiment's)")
-	fl.StringVar(&f.out, "out", "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-cluster-<time>/, linked as\n"+
+	addStrategyFlag(fl, &f.strategy, "the file's strategies, else all")
+	addSeedFlag(fl, &f.seed, "seed of the run (default: the experiment's)")
+	addOutFlag(fl, &f.out, outDir, "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-cluster-<time>/, linked as\n"+
 		"streamha-out/latest); refused when it holds an earlier run, unless --force")
-	fl.BoolVar(&f.force, "force", false, "let --out replace a directory that holds an earlier run (its files are removed first)")
-	fl.BoolVar(&f.json, "json", false, "print result.json on stdout instead of the table")
+	addForceFlag(fl, &f.force, "what --out holds when it is an earlier run (its files are removed first)")
+	addJSONFlag(fl, &f.json, "the result (result.json)")
 	fl.DurationVar(&f.duration, "duration", 0, "shorten or lengthen the run; fault times scale in proportion (default: the experiment's)")
 	fl.DurationVar(&f.startup, "startup", 0, "how long the processes may take to start and see each other before the run fails (default 30s)")
 	fl.StringVar(&f.secretFile, "secret-file", "", "cluster secret file (default: $"+cluster.SecretEnv+"; none = a fresh random secret for this run's nodes)")
@@ -104,7 +104,7 @@ func scaleDuration(e *experiment.Experiment, d time.Duration) error {
 }
 
 func runCluster(cmd *cobra.Command, f clusterFlags) error {
-	e, err := loadExperiment(f.config, f.seed, f.allowLarge)
+	e, err := loadExperiment(f.config, f.seed.value(), f.allowLarge)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func newExamplesCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", ".", "directory to write the example files into")
-	c.Flags().BoolVar(&force, "force", false, "replace existing files whose content differs")
+	addForceFlag(c.Flags(), &force, "existing files whose content differs")
 	return c
 }
 

@@ -96,7 +96,7 @@ func newLabCmd(teacher teacherFunc) *cobra.Command {
 			return nil
 		},
 	}
-	initCmd.Flags().BoolVar(&force, "force", false, "replace files that differ from the lab's (your answers.yaml too)")
+	addForceFlag(initCmd.Flags(), &force, "files that differ from the lab's (your answers.yaml too)")
 	var (
 		answers         string
 		verbose, reveal bool

@@ -43,7 +43,7 @@ func sealCommands(teacher bool) []*cobra.Command {
 			return nil
 		},
 	}
-	key.Flags().StringVar(&out, "out", "", "the key file to write (refused if it exists)")
+	addOutFlag(key.Flags(), &out, outFile, "", "the key file to write (refused if it exists)")
 	var keyFile string
 	open := &cobra.Command{
 		Use:     "open FILE --key KEYFILE",

@@ -102,7 +102,7 @@ func newReportMergeCmd() *cobra.Command {
 			return renderSweep(w, out)
 		},
 	}
-	c.Flags().StringVar(&out, "out", "", "directory for the merged sweep (required)")
+	addOutFlag(c.Flags(), &out, outDir, "", "directory for the merged sweep (required)")
 	c.Flags().BoolVar(&noReport, "no-report", false, "merge points only, no plots or reports")
 	return c
 }

@@ -30,7 +30,7 @@ type sweepFlags struct {
 	params     []string
 	strategy   string
 	seeds      int
-	seed       int64
+	seed       seedFlag
 	workers    int
 	shard      string
 	out        string
@@ -58,15 +58,15 @@ func newSweepCmd() *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.spec, "spec", "", "sweep spec YAML file or built-in example name ('streamha docs sweeps'); flags add to it")
-	fl.StringVar(&f.config, "config", "", "experiment YAML file or built-in example name (default: the spec's, else the built-in experiment)")
+	addConfigFlag(fl, &f.config, "the spec's, else the built-in experiment")
 	fl.BoolVar(&f.allowLarge, "allow-large", false, "check every point against the large ranges, for real big runs ('streamha docs experiment', Ranges)")
 	fl.StringArrayVar(&f.params, "param", nil, "swept parameter NAME=V1,V2,... (repeatable: the cartesian product is swept)")
-	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the spec's, else the experiment's, else all)")
+	addStrategyFlag(fl, &f.strategy, "the spec's, else the experiment's, else all")
 	fl.IntVar(&f.seeds, "seeds", 0, "seeds per setting: the experiment's seed, seed+1, ... (default: the spec's, else 1)")
-	fl.Int64Var(&f.seed, "seed", -1, "first seed (default: the experiment's)")
+	addSeedFlag(fl, &f.seed, "first seed of the sweep (default: the experiment's)")
 	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "points run in parallel")
 	fl.StringVar(&f.shard, "shard", "", "run only slice i of n (\"i/n\", 0 ≤ i < n) for array jobs")
-	fl.StringVar(&f.out, "out", "", "output directory (default ./streamha-out/sweep-<name>-<hash>/, with -shard-i-of-n for a shard: the same sweep\n"+
+	addOutFlag(fl, &f.out, outDir, "", "output directory (default ./streamha-out/sweep-<name>-<hash>/, with -shard-i-of-n for a shard: the same sweep\n"+
 		"resumes there, a different one gets its own; linked as streamha-out/latest-sweep)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is shown only on a terminal anyway)")
 	fl.BoolVar(&f.noReport, "no-report", false, "write points only, no plots or reports (the default for a shard)")
@@ -97,7 +97,7 @@ func buildSweep(f sweepFlags) (*experiment.Sweep, error) {
 		}
 		base = string(b)
 	}
-	if f.seed >= 0 {
+	if f.seed.set {
 		if len(spec.SeedList) > 0 {
 			return nil, usage("--seed cannot be combined with the spec's seed_list")
 		}
@@ -106,7 +106,7 @@ func buildSweep(f sweepFlags) (*experiment.Sweep, error) {
 			n = f.seeds
 		}
 		for i := range n {
-			spec.SeedList = append(spec.SeedList, uint64(f.seed)+uint64(i))
+			spec.SeedList = append(spec.SeedList, f.seed.v+uint64(i))
 		}
 	}
 	if f.seeds < 0 {
@@ -177,8 +177,8 @@ func sweepCommand(f sweepFlags) string {
 	if f.seeds > 0 {
 		parts = append(parts, "--seeds", strconv.Itoa(f.seeds))
 	}
-	if f.seed >= 0 {
-		parts = append(parts, "--seed", strconv.FormatInt(f.seed, 10))
+	if f.seed.set {
+		parts = append(parts, "--seed", f.seed.String())
 	}
 	return strings.Join(parts, " ")
 }

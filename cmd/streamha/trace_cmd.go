@@ -50,7 +50,7 @@ func newTraceCmd() *cobra.Command {
 			return nil
 		},
 	}
-	export.Flags().StringVarP(&out, "out", "o", "", "write to FILE instead of standard output")
+	addOutFlag(export.Flags(), &out, outFile, "o", "write to FILE instead of standard output")
 	c.AddCommand(export)
 	return c
 }
