@@ -20,6 +20,10 @@ import (
 // NodeOptions configure one `streamha node` process. A zero field takes
 // its default (withDefaults); validate checks what needs nothing read.
 type NodeOptions struct {
+	// Experiment, when set, is the experiment already read (the CLI reads
+	// --config with the built-in examples as a fallback); Config and
+	// AllowLarge are then not read again.
+	Experiment *experiment.Experiment
 	// Config is the experiment YAML file ("" = the built-in default).
 	Config string
 	// AllowLarge checks Config against experiment.LargeLimits.
@@ -166,10 +170,15 @@ type nodePlan struct {
 func planNode(o NodeOptions) (nodePlan, error) {
 	var p nodePlan
 	var err error
-	if o.Config == "" {
+	switch {
+	case o.Experiment != nil:
+		p.exp = o.Experiment
+	case o.Config == "":
 		p.exp = experiment.Default()
-	} else if p.exp, err = experiment.LoadWith(o.Config, experiment.ParseOptions{AllowLarge: o.AllowLarge}); err != nil {
-		return p, err
+	default:
+		if p.exp, err = experiment.LoadWith(o.Config, experiment.ParseOptions{AllowLarge: o.AllowLarge}); err != nil {
+			return p, err
+		}
 	}
 	if o.Seed != nil {
 		p.exp.Seed = *o.Seed

@@ -2,23 +2,21 @@ package main
 
 import (
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/strategies"
 )
 
 // TestCommonFlagsAreShared walks every command and checks that each
-// common flag it has comes from its one definition in flags.go: the type
-// that validates it and the frame of its help text. `streamha node` is the
-// exception: its flags are the node process's own (cluster.BindNodeFlags,
-// which the launcher's processes parse without this command).
+// common flag it has comes from its one definition in internal/cliflag:
+// the type that validates it and the frame of its help text (`streamha
+// node`'s come from cluster.BindNodeFlags, which uses the same ones).
 func TestCommonFlagsAreShared(t *testing.T) {
 	root := newRoot(io.Discard, io.Discard)
 	uses := map[string]int{}
@@ -27,30 +25,27 @@ func TestCommonFlagsAreShared(t *testing.T) {
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}
-		if c.Name() == "node" {
-			return
-		}
 		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
 			where := c.CommandPath() + " --" + f.Name
 			switch f.Name {
 			case "config":
-				assert.True(t, strings.HasPrefix(f.Usage, "experiment YAML file or built-in example name (default: "), where)
+				assert.True(t, strings.HasPrefix(f.Usage, cliflag.ConfigUsage+" (default: "), where)
 			case "strategy":
 				switch f.Value.(type) {
-				case strategyList:
+				case cliflag.StrategyList:
 					assert.Contains(t, f.Usage, strings.Join(strategies.Names(false), ", "), "%s lists the registry", where)
-				case oneStrategy:
+				case cliflag.OneStrategy:
 				default:
 					assert.Fail(t, "not the shared --strategy", where)
 				}
 			case "seed":
-				assert.IsType(t, &seedFlag{}, f.Value, where)
+				assert.IsType(t, &cliflag.Seed{}, f.Value, where)
 			case "out":
-				assert.IsType(t, outPath{}, f.Value, where)
+				assert.IsType(t, cliflag.OutPath{}, f.Value, where)
 			case "json":
-				assert.True(t, strings.HasPrefix(f.Usage, "print ") && strings.HasSuffix(f.Usage, " as JSON on stdout instead of the text"), where)
+				assert.True(t, strings.HasPrefix(f.Usage, cliflag.JSONUsage) && strings.HasSuffix(f.Usage, cliflag.JSONUsageEnd), where)
 			case "force":
-				assert.True(t, strings.HasPrefix(f.Usage, "replace "), where)
+				assert.True(t, strings.HasPrefix(f.Usage, cliflag.ForceUsage), where)
 			default:
 				return
 			}
@@ -82,6 +77,8 @@ func TestCommonFlagValues(t *testing.T) {
 		{[]string{"run", "--out", file}, `"--out" flag: ` + file + ` is a file, not a directory`},
 		{[]string{"chain-sweep", "--out", ""}, `"--out" flag: empty path`},
 		{[]string{"trace", "export", "x", "-o", dir}, `is a directory, not a file`},
+		{[]string{"node", "--seed", "-3"}, `"--seed" flag: want a whole number`},
+		{[]string{"node", "--strategy", "paxos"}, `"--strategy" flag: unknown strategy "paxos"`},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -90,32 +87,4 @@ func TestCommonFlagValues(t *testing.T) {
 			assert.Contains(t, errOut, tc.want)
 		})
 	}
-}
-
-func TestSeedFlagTakesEveryExperimentSeed(t *testing.T) {
-	var s seedFlag
-	assert.Nil(t, s.value(), "unset: the experiment's seed")
-	assert.Empty(t, s.String())
-	require.NoError(t, s.Set("18446744073709551615"))
-	require.NotNil(t, s.value())
-	assert.Equal(t, uint64(1<<64-1), *s.value())
-	require.NoError(t, s.Set(" 0 "))
-	assert.Equal(t, uint64(0), *s.value())
-	assert.Equal(t, "0", s.String())
-}
-
-func TestStrategyFlagKeepsTheListAsGiven(t *testing.T) {
-	var v string
-	l := strategyList{&v}
-	require.NoError(t, l.Set(" all "))
-	assert.Equal(t, "all", v)
-	require.NoError(t, l.Set("passive-standby,amnesia"))
-	ns, err := parseStrategyList(v)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"passive-standby", "amnesia"}, ns)
-	require.Error(t, l.Set("paxos"))
-	assert.Equal(t, "passive-standby,amnesia", v, "a refused value changes nothing")
-
-	var out string
-	require.NoError(t, outPath{&out, outDir}.Set(filepath.Join(t.TempDir(), "new")), "a directory not yet there")
 }

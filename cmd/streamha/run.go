@@ -16,6 +16,7 @@ import (
 
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -25,7 +26,7 @@ type runFlags struct {
 	config     string
 	allowLarge bool
 	strategy   string
-	seed       seedFlag
+	seed       cliflag.Seed
 	out        string
 	json       bool
 	noOut      bool
@@ -50,14 +51,14 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	fl := c.Flags()
-	addConfigFlag(fl, &f.config, "the built-in experiment")
+	cliflag.AddConfig(fl, &f.config, "the built-in experiment")
 	fl.BoolVar(&f.allowLarge, "allow-large", false, "check the experiment against the large ranges, for real big runs ('streamha docs experiment', Ranges)")
-	addStrategyFlag(fl, &f.strategy, "the file's strategies, else all")
-	addSeedFlag(fl, &f.seed, "seed of the run (default: the experiment's)")
-	addOutFlag(fl, &f.out, outDir, "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-<time>/, linked as streamha-out/latest);\n"+
+	cliflag.AddStrategies(fl, &f.strategy, "the file's strategies, else all")
+	cliflag.AddSeed(fl, &f.seed, "seed of the run (default: the experiment's)")
+	cliflag.AddOut(fl, &f.out, cliflag.OutDir, "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-<time>/, linked as streamha-out/latest);\n"+
 		"refused when it holds a different run, unless --force")
-	addForceFlag(fl, &f.force, "what --out holds when it is a different run (its files are removed first)")
-	addJSONFlag(fl, &f.json, "the result (result.json)")
+	cliflag.AddForce(fl, &f.force, "what --out holds when it is a different run (its files are removed first)")
+	cliflag.AddJSON(fl, &f.json, "the result (result.json)")
 	fl.BoolVar(&f.noOut, "no-out", false, "write no files")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
 	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the run to FILE (read with 'go tool pprof')")
@@ -104,7 +105,7 @@ func strategyNames(flag string, e *experiment.Experiment) ([]string, error) {
 
 // parseStrategyList reads a --strategy value other than "all".
 func parseStrategyList(flag string) ([]string, error) {
-	ns, err := splitStrategies(flag)
+	ns, err := cliflag.SplitStrategies(flag)
 	if err != nil {
 		return nil, usage("--strategy: %w", err)
 	}
@@ -112,7 +113,7 @@ func parseStrategyList(flag string) ([]string, error) {
 }
 
 func runRun(cmd *cobra.Command, f runFlags) (err error) {
-	e, err := loadExperiment(f.config, f.seed.value(), f.allowLarge)
+	e, err := loadExperiment(f.config, f.seed.Value(), f.allowLarge)
 	if err != nil {
 		return err
 	}

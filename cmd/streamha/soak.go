@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 )
@@ -22,7 +23,7 @@ func init() { extraCommands = append(extraCommands, newSoakCmd) }
 
 type soakFlags struct {
 	runs        uint64
-	seed        seedFlag
+	seed        cliflag.Seed
 	start       uint64
 	strategy    string
 	workers     int
@@ -55,16 +56,16 @@ func newSoakCmd() *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.Uint64Var(&f.runs, "runs", 100, "runs per strategy")
-	f.seed = seedFlag{v: 1, set: true}
-	addSeedFlag(fl, &f.seed, "soak seed (every run derives its experiment from it)")
+	f.seed = cliflag.SeedOf(1)
+	cliflag.AddSeed(fl, &f.seed, "soak seed (every run derives its experiment from it)")
 	fl.Uint64Var(&f.start, "start", 0, "index of the first run (shard a soak: --start k*N --runs N)")
-	addStrategyFlag(fl, &f.strategy, "those the soak draws parameters for: "+strings.Join(sim.SoakStrategies(), ", "))
+	cliflag.AddStrategies(fl, &f.strategy, "those the soak draws parameters for: "+strings.Join(sim.SoakStrategies(), ", "))
 	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "parallel runs")
 	f.out = "soak-failures"
-	addOutFlag(fl, &f.out, outDir, "", "directory for the minimal experiment file of each failure")
+	cliflag.AddOut(fl, &f.out, cliflag.OutDir, "", "directory for the minimal experiment file of each failure")
 	fl.BoolVar(&f.noShrink, "no-shrink", false, "write failing cases as drawn, without shrinking them")
 	fl.IntVar(&f.maxFailures, "max-failures", 20, "stop after this many failing runs (0 = never)")
-	addJSONFlag(fl, &f.json, "the summary")
+	cliflag.AddJSON(fl, &f.json, "the summary")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is shown only on a terminal anyway)")
 	fl.StringVar(&f.generator, "generator", sim.GeneratorSwarm, "fault schedule generator: "+strings.Join(sim.Generators(), " or ")+
 		" (swarm: each run draws a shape of faults first; classic: one fixed mix)")
@@ -73,6 +74,9 @@ func newSoakCmd() *cobra.Command {
 	_ = fl.MarkHidden("plant")
 	return c
 }
+
+// soakSeed is --seed (1 unless given).
+func (f soakFlags) soakSeed() uint64 { return *f.seed.Value() }
 
 // soakJob is one run to check.
 type soakJob struct {
@@ -216,7 +220,7 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 		}
 		return int(a.job.run) - int(b.job.run)
 	})
-	sum := soakSummary{Seed: f.seed.v, Start: f.start, Runs: f.runs, Workers: f.workers,
+	sum := soakSummary{Seed: f.soakSeed(), Start: f.start, Runs: f.runs, Workers: f.workers,
 		WallSecs: wall.Seconds(), Stopped: stopped, Total: len(outcomes), Coverage: map[string]int{}}
 	byName := map[string]*soakStats{}
 	for _, n := range names {
@@ -295,13 +299,13 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 // checkSoakJob generates, checks and (when it fails) shrinks one run.
 func checkSoakJob(f soakFlags, j soakJob) soakOutcome {
 	o := soakOutcome{job: j}
-	c, err := sim.GenerateSoakCaseWith(f.generator, f.seed.v, j.strategy, j.run)
+	c, err := sim.GenerateSoakCaseWith(f.generator, f.soakSeed(), j.strategy, j.run)
 	if err == nil {
 		c.Planted = f.planted
 		c.HashTrace = f.determinism && j.run%10 == 0
 	}
 	if err != nil {
-		o.err = fmt.Errorf("soak run %s/%d/%d: %w", j.strategy, f.seed.v, j.run, err)
+		o.err = fmt.Errorf("soak run %s/%d/%d: %w", j.strategy, f.soakSeed(), j.run, err)
 		return o
 	}
 	o.res = sim.CheckSoakCase(c)

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/streamha/streamha/experiment"
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sweep"
 )
@@ -30,7 +31,7 @@ type sweepFlags struct {
 	params     []string
 	strategy   string
 	seeds      int
-	seed       seedFlag
+	seed       cliflag.Seed
 	workers    int
 	shard      string
 	out        string
@@ -58,15 +59,15 @@ func newSweepCmd() *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.spec, "spec", "", "sweep spec YAML file or built-in example name ('streamha docs sweeps'); flags add to it")
-	addConfigFlag(fl, &f.config, "the spec's, else the built-in experiment")
+	cliflag.AddConfig(fl, &f.config, "the spec's, else the built-in experiment")
 	fl.BoolVar(&f.allowLarge, "allow-large", false, "check every point against the large ranges, for real big runs ('streamha docs experiment', Ranges)")
 	fl.StringArrayVar(&f.params, "param", nil, "swept parameter NAME=V1,V2,... (repeatable: the cartesian product is swept)")
-	addStrategyFlag(fl, &f.strategy, "the spec's, else the experiment's, else all")
+	cliflag.AddStrategies(fl, &f.strategy, "the spec's, else the experiment's, else all")
 	fl.IntVar(&f.seeds, "seeds", 0, "seeds per setting: the experiment's seed, seed+1, ... (default: the spec's, else 1)")
-	addSeedFlag(fl, &f.seed, "first seed of the sweep (default: the experiment's)")
+	cliflag.AddSeed(fl, &f.seed, "first seed of the sweep (default: the experiment's)")
 	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "points run in parallel")
 	fl.StringVar(&f.shard, "shard", "", "run only slice i of n (\"i/n\", 0 ≤ i < n) for array jobs")
-	addOutFlag(fl, &f.out, outDir, "", "output directory (default ./streamha-out/sweep-<name>-<hash>/, with -shard-i-of-n for a shard: the same sweep\n"+
+	cliflag.AddOut(fl, &f.out, cliflag.OutDir, "", "output directory (default ./streamha-out/sweep-<name>-<hash>/, with -shard-i-of-n for a shard: the same sweep\n"+
 		"resumes there, a different one gets its own; linked as streamha-out/latest-sweep)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is shown only on a terminal anyway)")
 	fl.BoolVar(&f.noReport, "no-report", false, "write points only, no plots or reports (the default for a shard)")
@@ -97,7 +98,7 @@ func buildSweep(f sweepFlags) (*experiment.Sweep, error) {
 		}
 		base = string(b)
 	}
-	if f.seed.set {
+	if first := f.seed.Value(); first != nil {
 		if len(spec.SeedList) > 0 {
 			return nil, usage("--seed cannot be combined with the spec's seed_list")
 		}
@@ -106,7 +107,7 @@ func buildSweep(f sweepFlags) (*experiment.Sweep, error) {
 			n = f.seeds
 		}
 		for i := range n {
-			spec.SeedList = append(spec.SeedList, f.seed.v+uint64(i))
+			spec.SeedList = append(spec.SeedList, *first+uint64(i))
 		}
 	}
 	if f.seeds < 0 {
@@ -177,7 +178,7 @@ func sweepCommand(f sweepFlags) string {
 	if f.seeds > 0 {
 		parts = append(parts, "--seeds", strconv.Itoa(f.seeds))
 	}
-	if f.seed.set {
+	if f.seed.Value() != nil {
 		parts = append(parts, "--seed", f.seed.String())
 	}
 	return strings.Join(parts, " ")
