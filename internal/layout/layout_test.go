@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,11 +73,24 @@ func calls(f *ast.File, names ...string) bool {
 	return found
 }
 
+// module is the module's packages, read once for every test.
+var module struct {
+	once sync.Once
+	pkgs map[string]*pkg
+	err  error
+}
+
 // readModule maps each package of the module (directory relative to the
 // root) to what its sources import and call. Build tags are ignored: a
 // file counts whatever platform it is built for.
 func readModule(t *testing.T, root string) map[string]*pkg {
 	t.Helper()
+	module.once.Do(func() { module.pkgs, module.err = parseModule(root) })
+	require.NoError(t, module.err)
+	return module.pkgs
+}
+
+func parseModule(root string) (map[string]*pkg, error) {
 	fset := token.NewFileSet()
 	pkgs := map[string]*pkg{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -125,8 +139,7 @@ func readModule(t *testing.T, root string) map[string]*pkg {
 		}
 		return nil
 	})
-	require.NoError(t, err)
-	return pkgs
+	return pkgs, err
 }
 
 // closure is every module package p's non-test code depends on, directly
