@@ -141,30 +141,27 @@ func TestGossipStreamsAreBounded(t *testing.T) {
 	}
 	// The held streams are admitted before the next one is dialled.
 	require.Eventually(t, func() bool {
-		d.gt.limit.mu.Lock()
-		defer d.gt.limit.mu.Unlock()
-		return d.gt.limit.open == gossipMaxStreamsPerAddr
+		return d.gt.limit.Open() == gossipMaxStreamsPerAddr
 	}, 10*time.Second, 5*time.Millisecond)
 	extra, err := net.Dial("tcp", d.Addr())
 	require.NoError(t, err)
 	defer extra.Close()
 	require.NoError(t, extra.SetDeadline(time.Now().Add(20*time.Second)))
 	closedByPeer(t, extra)
-	assert.Equal(t, int64(1), d.gt.limit.refused.Load())
+	assert.Equal(t, int64(1), d.gt.limit.Refused())
 
 	// The byte bound, on a stream of its own.
 	a, b := net.Pipe()
 	defer a.Close()
-	var sl streamLimit
-	sl.byAddr = map[string]int{}
-	s := sl.admit(pipeConn{b})
+	sl := newStreamLimit()
+	s := admitStream(sl, pipeConn{b})
 	require.NotNil(t, s)
 	go func() { _, _ = a.Write(make([]byte, 4*gossipStreamBytes)) }()
 	n, err := io.Copy(io.Discard, s)
 	assert.ErrorIs(t, err, errGossipStreamTooLong)
 	assert.Equal(t, int64(gossipStreamBytes), n)
 	require.NoError(t, s.Close())
-	assert.Zero(t, sl.open, "closing a stream releases its slot")
+	assert.Zero(t, sl.Open(), "closing a stream releases its slot")
 }
 
 // pipeConn is a net.Pipe end with a TCP-like remote address.

@@ -184,13 +184,13 @@ type gossipTransport struct {
 	// host names this node's loopback source address for streams it
 	// dials; limit bounds the streams it accepts (gossip_limit.go).
 	host      string
-	limit     streamLimit
+	limit     *netlimit.Caps
 	strangers packetBudget
 }
 
 func newGossipTransport(inner memberlist.NodeAwareTransport, f *faultLayer, host string) *gossipTransport {
 	t := &gossipTransport{
-		inner: inner, faults: f, host: host, limit: streamLimit{byAddr: map[string]int{}},
+		inner: inner, faults: f, host: host, limit: newStreamLimit(),
 		packets: make(chan *memberlist.Packet), streams: make(chan net.Conn),
 		draining: make(chan struct{}), stop: make(chan struct{}),
 	}
@@ -220,7 +220,7 @@ func newGossipTransport(inner memberlist.NodeAwareTransport, f *faultLayer, host
 		for {
 			select {
 			case c := <-inner.StreamCh():
-				if c = t.limit.admit(c); c == nil {
+				if c = admitStream(t.limit, c); c == nil {
 					continue
 				}
 				select {

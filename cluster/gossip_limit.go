@@ -36,41 +36,21 @@ const gossipStrangerPackets = 200
 // errGossipStreamTooLong is the read error of a stream past its bound.
 var errGossipStreamTooLong = errors.New("gossip stream above its byte bound")
 
-// streamLimit admits memberlist's inbound streams within the caps.
-type streamLimit struct {
-	mu      sync.Mutex
-	open    int
-	byAddr  map[string]int
-	refused atomic.Int64
+// newStreamLimit admits memberlist's inbound streams within the caps.
+func newStreamLimit() *netlimit.Caps {
+	return netlimit.NewCaps(gossipMaxStreams, gossipMaxStreamsPerAddr)
 }
 
-// admit wraps c within the caps, or closes it and returns nil.
-func (s *streamLimit) admit(c net.Conn) net.Conn {
-	addr := netlimit.SourceAddr(c)
-	s.mu.Lock()
-	ok := s.open < gossipMaxStreams && s.byAddr[addr] < gossipMaxStreamsPerAddr
-	if ok {
-		s.open++
-		s.byAddr[addr]++
-	}
-	s.mu.Unlock()
+// admitStream wraps c within the caps of limit, or closes it and returns
+// nil.
+func admitStream(limit *netlimit.Caps, c net.Conn) net.Conn {
+	release, ok := limit.Admit(c)
 	if !ok {
-		s.refused.Add(1)
-		_ = c.Close()
 		return nil
 	}
 	by := time.Now().Add(gossipStreamTimeout)
 	_ = c.SetDeadline(by)
-	return &boundedStream{Conn: c, left: gossipStreamBytes, by: by, release: func() { s.release(addr) }}
-}
-
-func (s *streamLimit) release(addr string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.open--
-	if s.byAddr[addr]--; s.byAddr[addr] <= 0 {
-		delete(s.byAddr, addr)
-	}
+	return &boundedStream{Conn: c, left: gossipStreamBytes, by: by, release: release}
 }
 
 // boundedStream is an inbound gossip stream that yields at most left
@@ -80,7 +60,6 @@ type boundedStream struct {
 	net.Conn
 	left    int64
 	by      time.Time // the accept-time deadline
-	once    sync.Once
 	release func()
 }
 
@@ -98,7 +77,7 @@ func (b *boundedStream) Read(p []byte) (int, error) {
 
 func (b *boundedStream) Close() error {
 	err := b.Conn.Close()
-	b.once.Do(b.release)
+	b.release()
 	return err
 }
 
