@@ -55,7 +55,6 @@ type hooks struct {
 	queue            []held // held input, arrival order (following secondary)
 	lastHeld         [2]uint64
 	credit           [2]int // decisions handed to the node, per port, without their tuple yet
-	injecting        bool
 	graceFrom        string // a new primary's predecessor, whose decisions it still follows (grace.go)
 }
 
@@ -150,9 +149,6 @@ func (h *hooks) Timer(name string) {
 // Message handles the strategy's own messages and filters the input of
 // joining and decision-following secondaries.
 func (h *hooks) Message(m *ha.Message) bool {
-	if h.injecting {
-		return false
-	}
 	switch m.Kind {
 	case ha.KindAck:
 		h.onAck(m)

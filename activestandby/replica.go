@@ -155,23 +155,9 @@ func (h *hooks) pump() {
 	}
 }
 
-// inject delivers held tuples to the node as if they arrived now from the
+// inject hands held tuples to the node as if they arrived now from the
 // current upstream (they were checked against its epoch when they arrived).
-func (h *hooks) inject(p uint8, ts []ha.Tuple) {
-	if len(ts) == 0 {
-		return
-	}
-	n := h.n
-	m := &ha.Message{Kind: ha.KindData, From: n.Upstream(int(p)), Frag: n.Frag() - 1, Stream: p, Tuples: ts}
-	if n.Frag() == 0 {
-		m.Frag = ha.FragSource
-	} else {
-		m.Epoch = n.Route(n.Frag() - 1).Epoch
-	}
-	h.injecting = true
-	n.Deliver(m)
-	h.injecting = false
-}
+func (h *hooks) inject(p uint8, ts []ha.Tuple) { h.n.Inject(int(p), ts) }
 
 // release passes every held tuple to the node in arrival order (after a
 // takeover this node decides the order itself).
