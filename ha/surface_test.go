@@ -23,6 +23,12 @@ import (
 	"github.com/streamha/streamha/ha"
 )
 
+// surfaceHA is package ha's import path, surfaceModule the module's.
+var (
+	surfaceHA     = reflect.TypeFor[ha.Node]().PkgPath()
+	surfaceModule = path.Dir(surfaceHA)
+)
+
 // entryPoints are the driver's entry points: a strategy runs inside one
 // and never calls another.
 var entryPoints = []string{"Start", "Handle", "Deliver", "Fire", "PeerDown", "PeerUp"}
@@ -118,7 +124,7 @@ func nodeUses(t *testing.T, root string) []usingPackage {
 		if rel == "ha" {
 			continue
 		}
-		pkg, err := im.Import(path.Join(modulePath, rel))
+		pkg, err := im.Import(path.Join(surfaceModule, rel))
 		require.NoError(t, err, rel)
 		info := im.infos[pkg.Path()]
 		if info == nil {
@@ -142,7 +148,7 @@ func isNode(t types.Type) bool {
 		t = p.Elem()
 	}
 	n, ok := t.(*types.Named)
-	return ok && n.Obj().Name() == "Node" && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == haImport
+	return ok && n.Obj().Name() == "Node" && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == surfaceHA
 }
 
 // isStrategyPackage reports whether pkg declares a type with the method
@@ -180,7 +186,7 @@ func (im *sourceImporter) Import(p string) (*types.Package, error) {
 	if pkg, ok := im.pkgs[p]; ok {
 		return pkg, nil
 	}
-	rel, ok := strings.CutPrefix(p, modulePath+"/")
+	rel, ok := strings.CutPrefix(p, surfaceModule+"/")
 	if !ok {
 		name := path.Base(p)
 		if versionElem.MatchString(name) {
