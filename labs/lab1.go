@@ -54,7 +54,7 @@ func lab1() *Lab {
 			recoveryAnswers(rec.Type, rec.Subtype))
 		c.number(spec{key: "q2", evidence: "Wrong outputs: " + list(wrong, 8) + ".", look: "the 'wrong' column, or count the explanations.",
 			probe:      "streamha why --first-wrong --run lab1-out",
-			confusions: []confusion{mixUp(float64(rec.LostInputs), "That counts source tuples ('lost in'); the question counts outputs.")}},
+			confusions: distinctMixUps(float64(rec.Wrong), 0, 0, append([]confusion{mixUp(float64(rec.LostInputs), "That counts source tuples ('lost in'); the question counts outputs.")}, moreConfusions(r)...)...)},
 			float64(rec.Wrong), 0, 0, "")
 		// A window start is a time: "3" is read as "3s", as the ids write it.
 		for i, a := range c.answers["q3"] {
@@ -79,6 +79,16 @@ func lab1() *Lab {
 		if len(wrong) > 0 && !slices.Contains(worst, wrong[0]) {
 			confs = append(confs, mistake("That is the first wrong output, not the one that lost most: for each output compare its source tuples with the failure-free run's (an explanation lists each output as 'ID value instead of V (N source tuples, not M)': it lost M − N).", wrong[0]))
 		}
+		var fewer []string
+		for id := range lost {
+			if !slices.Contains(worst, id) && (len(wrong) == 0 || id != wrong[0]) {
+				fewer = append(fewer, id)
+			}
+		}
+		sort.Strings(fewer)
+		if len(fewer) > 0 {
+			confs = append(confs, mistake("That output lost fewer source tuples than another one: an explanation names only the first outputs of its group ('and N more'); compare expected_sources − sources on every line of lab1-out/anomalies-amnesia.jsonl.", fewer...))
+		}
 		why := "streamha why --first-wrong --run lab1-out"
 		if len(worst) > 0 {
 			why = fmt.Sprintf("streamha why '%s' --run lab1-out", worst[0])
@@ -87,12 +97,15 @@ func lab1() *Lab {
 			look: "each output in the explanation reads '(N source tuples, not M)': it lost M − N; lab1-out/anomalies-amnesia.jsonl has sources and expected_sources per output, and `streamha why ID` lists the source tuples an output lacks.", why: why,
 			probe: "streamha why --first-wrong --run lab1-out", confusions: confs}, worst)
 		c.number(spec{key: "q5", evidence: fmt.Sprintf("Sum of the per-output shortfalls over %d damaged outputs.", len(lost)), look: "the 'lost in' column.",
-			confusions: []confusion{mixUp(float64(rec.Wrong), "That counts damaged outputs; the question counts the source tuples they lack.")}},
+			confusions: distinctMixUps(float64(rec.LostInputs), 0, 0,
+				mixUp(float64(rec.Wrong), "That counts damaged outputs; the question counts the source tuples they lack."),
+				mixUp(float64(rec.UnmatchedInputs), "That is the note under the table: source tuples that reach no output even without a failure (filtered out), which never count as lost."))},
 			float64(rec.LostInputs), 0, 0, "")
 		var confs6 []confusion
 		if rec.RecoveryMs != nil {
 			confs6 = append(confs6, mixUp(*rec.RecoveryMs, "That is the recovery time (crash → output back to normal); detection ends at the first detect event."))
 		}
+		confs6 = distinctMixUps(ptrMs(rec.DetectionMs), 0, 1, append(confs6, detectionConfusions(r, "B", faultTime(r, ha.EvCrash))...)...)
 		c.number(spec{key: "q6", evidence: "From the crash event to the first detect event of B in the trace.", look: "the 'detect ms' column.", confusions: confs6},
 			ptrMs(rec.DetectionMs), 0, 1, "ms")
 		return nil

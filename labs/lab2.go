@@ -10,7 +10,7 @@ import (
 
 func lab2() *Lab {
 	l := &Lab{N: 2, Dir: "02-precise-vs-repeating", Title: "Precise vs repeating",
-		Summary: "Upstream backup with and without duplicate elimination; find the duplicates.",
+		Summary: "Upstream backup with and without duplicate elimination; what the replay after a crash delivers.",
 		Questions: []Question{
 			{Key: "p1", Predict: true, Text: "Before you run: without dedup, will the sink receive some output twice? (yes or no)"},
 			{Key: "q1", Text: "Which recovery does upstream backup achieve without dedup (experiment.yaml)?"},
@@ -35,9 +35,14 @@ func lab2() *Lab {
 			recoveryAnswers(rec.Type, rec.Subtype))
 		dups := r.statusIDs(classify.StatusDuplicate)
 		c.number(spec{key: "q2", evidence: "Duplicates: " + list(dups, 6) + ".", look: "the 'dup' column.", probe: "streamha why --first-duplicate --run lab2-out",
-			confusions: []confusion{mixUp(float64(replayed), "That is the whole replay; duplicates are only the replayed tuples whose outputs the sink already had — compare A's last trim before the crash with the replay's start.")}},
+			confusions: append([]confusion{mixUp(float64(replayed), "That is the whole replay; duplicates are only the replayed tuples whose outputs the sink already had: those A sent between its last trim before the crash (the trim events of host A) and the crash. What A sent B after the crash had never reached the sink.")}, moreConfusions(r)...)},
 			float64(rec.Duplicates), 0, 0, "")
 		oldest := lab2Oldest(dups)
+		// A bare tuple number is read as the source id the explanations
+		// print ("3098" as "s0:3098"), as lab 1 reads "3" as "3s".
+		for i, a := range c.answers["q3"] {
+			c.answers["q3"][i] = sourceIDOf(a, dups)
+		}
 		if oldest == "" {
 			c.choice(spec{key: "q3", evidence: "No output was delivered twice."}, []string{"none"})
 		} else {
@@ -46,7 +51,9 @@ func lab2() *Lab {
 				[]string{oldest})
 		}
 		c.number(spec{key: "q4", evidence: "From the replay_start events of host A in the trace.", look: "grep replay_start in trace-upstream-backup.jsonl (its n field).",
-			confusions: []confusion{mixUp(float64(rec.Duplicates), "That is the number of duplicates; the replay also re-sent tuples whose outputs the sink had not received yet.")}},
+			confusions: distinctMixUps(float64(replayed), 0, 0,
+				mixUp(float64(rec.Duplicates), "That is the number of duplicates; the replay also re-sent tuples whose outputs the sink had not received yet."),
+				mixUp(float64(r.replayFrom("A")), "That is the position the replay starts from ('replays to B.1 from seq …' in streamha why), not how many tuples it sent: the replay_start event's n counts them."))},
 			float64(replayed), 0, 0, "tuples")
 		d, err := l.simulate("experiment-dedup.yaml", "upstream-backup")
 		if err != nil {

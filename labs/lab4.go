@@ -17,7 +17,7 @@ import (
 
 func lab4() *Lab {
 	l := &Lab{N: 4, Dir: "04-nondeterminism", Title: "Non-determinism",
-		Summary: "A union interleaved differently on the replica, in front of a hash chain: how long active standby's outputs stay wrong, and what shipping the primary's decisions buys and costs.",
+		Summary: "A union interleaved differently on the replica, in front of a hash chain: what active standby delivers after the takeover, and what shipping the primary's decisions changes and costs.",
 		Questions: []Question{
 			{Key: "p1", Predict: true, Text: "Before you run: without ship_decisions, once the sink has received a wrong output of a key, will that key's outputs become identical to the failure-free run's again before the run ends? (yes or no)"},
 			{Key: "q1", Text: "Which recovery does active standby achieve without ship_decisions (experiment.yaml)?"},
@@ -46,10 +46,10 @@ func lab4() *Lab {
 		replay, dropped := lab4Replay(r)
 		c.number(spec{key: "q2", evidence: fmt.Sprintf("Wrong outputs: %s, delivered from %s s to %s s.", list(wrong, 6), seconds(tail.firstWrongMs), seconds(tail.lastWrongMs)),
 			look: "the 'wrong' column.", probe: "streamha why --first-wrong --run lab4-out",
-			confusions: []confusion{
+			confusions: append([]confusion{
 				mixUp(float64(replay), "That is the replay A.1 sent B after its takeover; B dropped what it already had from A, and A.1's wrong outputs go on after the replay, to the end of the run."),
 				mixUp(float64(dropped), "That is B's dup_dropped: the replayed outputs B already had from A, dropped, not delivered."),
-			}},
+			}, moreConfusions(r)...)},
 			float64(rec.Wrong), 0, 0, "")
 		reorder, err := lab4Reordered(l)
 		if err != nil {

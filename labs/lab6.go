@@ -31,13 +31,16 @@ func lab6() *Lab {
 			return err
 		}
 		simRec := ptrMs(s.rec().RecoveryMs)
+		real, why := lab6Real(c)
 		var confs3 []confusion
 		if d := s.rec().DetectionMs; d != nil && math.Abs(*d-simRec) > 0.05 {
 			confs3 = append(confs3, mixUp(*d, "That is the simulated detection time; recovery runs until the output is back to normal."))
 		}
+		if real != nil && real.Recovery.RecoveryMs != nil {
+			confs3 = append(confs3, mixUp(*real.Recovery.RecoveryMs, "That is your cluster run's recovery (q2); q3 asks for the simulator's, from 'streamha run' on the same experiment."))
+		}
 		c.number(spec{key: "q3", evidence: fmt.Sprintf("The simulator gives recovery %.1f ms, detection %.1f ms.", simRec, ptrMs(s.rec().DetectionMs)),
-			look: "streamha run with the lab's experiment: the 'recovery ms' column.", confusions: confs3}, simRec, 0.02, 1, "ms")
-		real, why := lab6Real(c)
+			look: "streamha run with the lab's experiment: the 'recovery ms' column.", confusions: distinctMixUps(simRec, 0.02, 1, confs3...)}, simRec, 0.02, 1, "ms")
 		if real == nil {
 			for _, k := range []string{"p1", "q1", "q2", "q4", "q5"} {
 				c.add(k, false, why)
@@ -69,7 +72,9 @@ func lab6() *Lab {
 		c.choice(spec{key: "p1", evidence: cmp, look: "compare recovery_ms in your result.json with the simulated run's."}, []string{yesNo(longer == "real")})
 		c.choice(spec{key: "q4", evidence: cmp, look: "compare q2 and q3."}, []string{longer})
 		c.number(spec{key: "q5", evidence: fmt.Sprintf("Your cluster result says detection %.1f ms; the simulator's memberlist model gives %.1f ms.", *rr.DetectionMs, ptrMs(s.rec().DetectionMs)),
-			look: "detection_ms in your result.json.", confusions: []confusion{mixUp(*rr.RecoveryMs, "That is your run's recovery time; the question asks for detection_ms.")}}, *rr.DetectionMs, 0.01, 1, "ms")
+			look: "detection_ms in your result.json.", confusions: distinctMixUps(*rr.DetectionMs, 0.01, 1,
+				mixUp(*rr.RecoveryMs, "That is your run's recovery time; the question asks for detection_ms."),
+				mixUp(ptrMs(s.rec().DetectionMs), "That is the simulator's detection (its memberlist model); q5 asks for your cluster run's: detection_ms in your result.json."))}, *rr.DetectionMs, 0.01, 1, "ms")
 		return nil
 	}
 	return l

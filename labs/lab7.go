@@ -9,7 +9,7 @@ import (
 
 func lab7() *Lab {
 	l := &Lab{N: 7, Dir: "07-split-brain", Title: "Split brain",
-		Summary: "A pause with an aggressive detector causes a false failover; without fencing the resumed old primary silences the new one.",
+		Summary: "A pause with an aggressive detector causes a false failover; what the resumed old primary does to the output, with and without fencing.",
 		Questions: []Question{
 			{Key: "p1", Predict: true, Text: "Before you run: with fencing off, will more outputs be missing than with fencing on? (yes or no)"},
 			{Key: "q1", Text: "How many ms after the pause began was B declared dead?"},
@@ -36,7 +36,8 @@ func lab7() *Lab {
 			[]string{yesNo(off.rec().Missing > on.rec().Missing)})
 		det := ptrMs(on.rec().DetectionMs)
 		c.number(spec{key: "q1", evidence: "From the pause event to the first detect event of B.", look: "the 'detect ms' column.",
-			confusions: []confusion{mixUp(400, "That is how long B was paused; detection came much earlier.")}}, det, 0, 1, "ms")
+			confusions: distinctMixUps(det, 0, 1, append([]confusion{mixUp(400, "That is how long B was paused; detection came much earlier.")},
+				detectionConfusions(on, "B", faultTime(on, ha.EvPause))...)...)}, det, 0, 1, "ms")
 		var pause time.Duration
 		for _, e := range on.sr.Trace.Events() {
 			if e.Kind == ha.EvPause {
@@ -50,7 +51,7 @@ func lab7() *Lab {
 		if on.rec().Missing != off.rec().Missing {
 			confs3 = append(confs3, mixUp(float64(off.rec().Missing), "That is the run without fencing (experiment-nofence.yaml); q3 asks about experiment.yaml."))
 		}
-		c.number(spec{key: "q3", evidence: fmt.Sprintf("With fencing: %s, missing %s.", on.label(), list(on.cls.MissingIDs, 5)), look: "the 'missing' column for experiment.yaml.", confusions: confs3},
+		c.number(spec{key: "q3", evidence: fmt.Sprintf("With fencing: %s, missing %s.", on.label(), list(on.cls.MissingIDs, 5)), look: "the 'missing' column for experiment.yaml.", confusions: append(confs3, moreConfusions(on)...)},
 			float64(on.rec().Missing), 0, 0, "")
 		dupC := hostStat(off.sr.Trace, "C", func(s *ha.NodeStats) int64 { return s.Duplicates })
 		var confs4 []confusion
@@ -58,10 +59,14 @@ func lab7() *Lab {
 			confs4 = append(confs4, mixUp(float64(on.rec().Missing), "That is the run with fencing (experiment.yaml); q4 asks about experiment-nofence.yaml."))
 		}
 		c.number(spec{key: "q4", evidence: fmt.Sprintf("Without fencing: %s, missing %s. The resumed B kept sending with its old, higher sequence numbers; C accepted them and then dropped the new primary's output as duplicates (dup_dropped %d).", off.label(), list(off.cls.MissingIDs, 5), dupC),
-			look: "the 'missing' column for experiment-nofence.yaml.", probe: "streamha why --missing --run lab7-nofence", confusions: confs4},
+			look: "the 'missing' column for experiment-nofence.yaml.", probe: "streamha why --missing --run lab7-nofence", confusions: append(confs4, moreConfusions(off)...)},
 			float64(off.rec().Missing), 0, 0, "")
 		stale := stat(on.sr.Trace, func(s *ha.NodeStats) int64 { return s.Fenced })
-		c.number(spec{key: "q5", evidence: "Sum of fenced_dropped over the hosts' stats events.", look: "sum fenced_dropped in the stats events of trace-amnesia.jsonl (grep '\"stats\"'), or count the fenced events' n."},
+		events, lines := fencedLines(on.sr.Trace)
+		c.number(spec{key: "q5", evidence: "Sum of fenced_dropped over the hosts' stats events.", look: "sum fenced_dropped in the stats events of trace-amnesia.jsonl (grep '\"stats\"'), or count the fenced events' n.",
+			confusions: distinctMixUps(float64(stale), 0, 0,
+				mixUp(float64(events), "That counts every fenced event, B's own 'superseded by a newer epoch' too; only the receivers' drops ('dropped data from a stale epoch') count."),
+				mixUp(float64(lines), "That counts every line with \"fenced\": B's 'superseded' event and B's stats (role fenced) too; only the receivers' drops count: their fenced_dropped."))},
 			float64(stale), 0, 0, "messages")
 		c.number(spec{key: "q6", evidence: fmt.Sprintf("Without fencing the sink waited %.1f ms; with fencing %.1f ms.", off.rec().UnavailableMs, on.rec().UnavailableMs), look: "the 'unavail ms' column.",
 			confusions: []confusion{mixUp(on.rec().UnavailableMs, "That is the run with fencing.")}}, off.rec().UnavailableMs, 0.02, 1, "ms")
