@@ -29,7 +29,7 @@ func lab5() *Lab {
 		}}
 	l.check = func(c *ctx) error {
 		if _, err := strategies.Lookup(Lab5Strategy); err != nil {
-			c.res.Failed = append(c.res.Failed, fmt.Sprintf("strategy %q is not registered: import your package in strategies/all/all.go (%v)", Lab5Strategy, err))
+			c.res.Failed = append(c.res.Failed, fmt.Sprintf("strategy %q is not registered: this program does not import your package (the streamha command does, in cmd/streamha/lab_strategies.go) (%v)", Lab5Strategy, err))
 			for _, q := range l.Questions {
 				c.add(q.Key, false, "cannot be checked without the strategy.")
 			}

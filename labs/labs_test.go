@@ -462,7 +462,7 @@ func TestLab5WithoutStrategyRegistered(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, res.AllRight())
 	require.NotEmpty(t, res.Failed)
-	assert.Contains(t, res.Failed[0], "strategies/all/all.go")
+	assert.Contains(t, res.Failed[0], "cmd/streamha/lab_strategies.go")
 }
 
 // TestLab5EndToEnd copies the module, puts the pristine skeleton in place
@@ -518,8 +518,8 @@ func TestLab5EndToEnd(t *testing.T) {
 	assert.NotContains(t, text, `"gap"`, "a wrong answer is not told the expected one")
 
 	// The solution registers its capabilities in its own package alone
-	// (strategies/all already imports it): it is then soaked, modelled and
-	// held to its own conformance claims like a built-in strategy.
+	// (the streamha command imports it): it is then soaked and modelled
+	// like a built-in strategy.
 	soak := exec.Command(bin, "soak", "--strategy", "my-strategy", "--runs", "30", "--no-progress", "--json",
 		"--out", filepath.Join(t.TempDir(), "soak"))
 	soak.Dir = dst
@@ -554,12 +554,24 @@ func TestLab5EndToEnd(t *testing.T) {
 	require.Len(t, res.Runs, 1)
 	assert.Positive(t, res.Runs[0].Model["replay_ms"], "the report models my-strategy's replay")
 
-	conf := exec.Command(goBin, "test", "./strategies/conformance", "-run", "TestRegisteredStrategiesConform/my-strategy")
-	conf.Dir = dst
-	conf.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
-	out, err = conf.CombinedOutput()
-	require.NoError(t, err, string(out))
-	assert.Contains(t, string(out), "ok")
+	// A student's code that does not compile breaks the streamha
+	// command's build, which names the file, and nothing else: the
+	// production registry and the packages built on it still build.
+	b, err = os.ReadFile("testdata/lab5-skeleton/mystrategy.go")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(skeleton, append(b, "\nfunc broken() { undefinedByTheStudent() }\n"...), 0o644))
+	goCmd := func(args ...string) (string, error) {
+		cmd := exec.Command(goBin, args...)
+		cmd.Dir = dst
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	text, err = goCmd("build", "-o", filepath.Join(t.TempDir(), "streamha"), "./cmd/streamha")
+	require.Error(t, err, text)
+	assert.Contains(t, text, "mystrategy.go")
+	text, err = goCmd("build", "./strategies/all", "./sim", "./reports", "./strategies/conformance")
+	require.NoError(t, err, text)
 }
 
 // TestShippedSkeletonIsThePristineCopy keeps labs/testdata/lab5-skeleton

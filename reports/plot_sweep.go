@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/experiment"
 )
 
 // sweepLook draws each series of a sweep in the colour of its strategy,
@@ -40,7 +40,7 @@ func sweepLook(names []string) func(string) seriesLook {
 // notRecoveredSeries has, per strategy, a point at every setting where
 // some seeds did not recover: at the shortest time observed after the
 // fault among them (their recovery took longer), tagged "k/N".
-func notRecoveredSeries(sw *sim.Sweep, rows []SweepRow, ax paramAxis) []series {
+func notRecoveredSeries(sw *experiment.Sweep, rows []SweepRow, ax paramAxis) []series {
 	byName := map[string]*series{}
 	var order []string
 	for _, r := range rows {
@@ -182,7 +182,7 @@ func prefixNotes(prefix string, notes []string) []string {
 
 // seriesName is the strategy, plus the values of the other swept
 // parameters when there are several.
-func seriesName(sw *sim.Sweep, r SweepRow) string {
+func seriesName(sw *experiment.Sweep, r SweepRow) string {
 	if len(sw.Params) < 2 {
 		return r.Strategy
 	}
@@ -194,7 +194,7 @@ func seriesName(sw *sim.Sweep, r SweepRow) string {
 }
 
 // seriesNames lists series in strategy order, then setting order.
-func seriesNames(sw *sim.Sweep, rows []SweepRow) []string {
+func seriesNames(sw *experiment.Sweep, rows []SweepRow) []string {
 	var names []string
 	for _, st := range sw.Strategies {
 		for _, r := range rows {
@@ -211,7 +211,7 @@ func seriesNames(sw *sim.Sweep, rows []SweepRow) []string {
 
 // RepresentativeSetting is the setting shown in single-setting figures:
 // the middle value of every swept parameter.
-func RepresentativeSetting(sw *sim.Sweep) int {
+func RepresentativeSetting(sw *experiment.Sweep) int {
 	s := 0
 	for _, p := range sw.Params {
 		s = s*len(p.Values) + (len(p.Values)-1)/2
@@ -219,7 +219,7 @@ func RepresentativeSetting(sw *sim.Sweep) int {
 	return s
 }
 
-func settingLabel(sw *sim.Sweep, vals []string) string {
+func settingLabel(sw *experiment.Sweep, vals []string) string {
 	parts := make([]string, len(vals))
 	for i, v := range vals {
 		parts[i] = sw.Params[i].Name + "=" + v

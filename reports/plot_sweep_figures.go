@@ -11,15 +11,15 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
 )
 
 // SweepFigures renders the sweep plots: recovery time vs the first swept
 // parameter (95 % confidence bars over seeds), overhead (CPU, bytes,
 // memory) vs the parameter, the overhead/recovery trade-off scatter, and
 // the CDF of recovery time per fault episode at the representative setting.
-func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
+func SweepFigures(sw *experiment.Sweep, points []PointResult) ([]Figure, error) {
 	sp := newSweepPlot(sw, points)
 	var figs []Figure
 	for _, draw := range []func() (Figure, error){sp.recoveryFigure, sp.overheadFigure, sp.tradeoffFigure, sp.recoveryCDF} {
@@ -35,7 +35,7 @@ func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
 // sweepPlot is what every sweep figure draws from: the aggregated rows,
 // the axis of the first swept parameter and the series' names and looks.
 type sweepPlot struct {
-	sw      *sim.Sweep
+	sw      *experiment.Sweep
 	points  []PointResult
 	rows    []SweepRow
 	ax      paramAxis
@@ -45,7 +45,7 @@ type sweepPlot struct {
 	logX    bool
 }
 
-func newSweepPlot(sw *sim.Sweep, points []PointResult) *sweepPlot {
+func newSweepPlot(sw *experiment.Sweep, points []PointResult) *sweepPlot {
 	rows := Aggregate(points)
 	ax := newParamAxis(sw.Params[0].Name, sw.Params[0].Values)
 	names := seriesNames(sw, rows)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+
+	"github.com/streamha/streamha/internal/cliflag"
 )
 
 // SecretEnv is the environment variable holding the cluster secret when
@@ -68,10 +70,12 @@ func BindNodeFlags(fs *pflag.FlagSet) func() (NodeOptions, error) {
 		join       []string
 		peers      []string
 		secretFile string
+		seed       cliflag.Seed
 	)
-	fs.StringVar(&o.Config, "config", "", "experiment YAML file (default: the built-in experiment)")
-	fs.StringVar(&o.Strategy, "strategy", "", "strategy every node of the run uses (required)")
-	fs.Int64Var(&o.Seed, "seed", -1, "seed (default: the experiment's)")
+	o.Out = DefaultOut
+	cliflag.AddConfig(fs, &o.Config, "the built-in experiment")
+	cliflag.AddStrategy(fs, &o.Strategy, "strategy every node of the run uses (required)")
+	cliflag.AddSeed(fs, &seed, "seed of the run (default: the experiment's)")
 	fs.StringVar(&o.Host, "host", "", "this node's host name: src, src2, A, B, B.1, …, sink (required)")
 	fs.StringVar(&o.HostOrdinal, "host-ordinal", "", "pick the host from a name ending in -N, e.g. a StatefulSet pod name (N-th host of the topology: sources, fragment hosts in takeover order, sink)")
 	fs.StringVar(&o.Bind, "bind", "127.0.0.1:0", "gossip (memberlist) bind address, ip:port (port 0 picks one)")
@@ -81,7 +85,7 @@ func BindNodeFlags(fs *pflag.FlagSet) func() (NodeOptions, error) {
 	fs.StringVar(&o.DataAdvertise, "data-advertise", "", "data-plane address published to peers (default: derived from --data-addr and --advertise)")
 	fs.StringSliceVar(&peers, "peers", nil, "static data addresses host=ip:port (default: learned from the membership)")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", "127.0.0.1:0", "address of /metrics and the control endpoint (\"\" = off)")
-	fs.StringVar(&o.Out, "out", ".", "directory for the trace, ready file and logs")
+	cliflag.AddOut(fs, &o.Out, cliflag.OutDir, "", "directory for the trace, ready file and logs")
 	fs.BoolVar(&o.AllowLarge, "allow-large", false, "check --config against the large ranges ('streamha docs experiment', Ranges)")
 	fs.StringVar(&secretFile, "secret-file", "", "file holding the cluster secret (default: $"+SecretEnv+"; required unless --insecure)")
 	fs.BoolVar(&o.Insecure, "insecure", false, "run without a cluster secret: gossip in clear, nothing authenticated (anyone reaching the ports can join, forge messages and control the run)")
@@ -96,6 +100,7 @@ func BindNodeFlags(fs *pflag.FlagSet) func() (NodeOptions, error) {
 			return o, fmt.Errorf("--cpuprofile: %w", err)
 		}
 		o.Join = join
+		o.Seed = seed.Value()
 		if len(peers) > 0 {
 			o.Peers = map[string]string{}
 			for _, p := range peers {

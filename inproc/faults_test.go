@@ -11,7 +11,7 @@ import (
 
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/ha/inproc"
+	"github.com/streamha/streamha/inproc"
 )
 
 // TestPausesAndPartitionsAreDetectedAndHealed: a pause or a partition that

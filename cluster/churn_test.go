@@ -60,7 +60,7 @@ nodes:
 	done := make(chan error, 1)
 	go func() {
 		done <- RunNode(ctx, NodeOptions{
-			Config: cfg, Strategy: "none", Seed: -1, Host: "sink", Out: dir, Secret: []byte(secret),
+			Config: cfg, Strategy: "none", Host: "sink", Out: dir, Secret: []byte(secret),
 			MetricsAddr: "127.0.0.1:0", Linger: 10 * time.Millisecond, Logger: log.New(&logs, "", 0),
 		})
 	}()

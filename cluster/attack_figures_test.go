@@ -25,7 +25,7 @@ import (
 // STREAMHA_ATTACK_BIN=path it attacks `path node` instead of this build
 // (to compare with another version). docs/cluster.md quotes its output:
 //
-//	STREAMHA_ATTACK_FIGURES=1 go test ./ha/cluster -run TestAttackFigures -v
+//	STREAMHA_ATTACK_FIGURES=1 go test ./cluster -run TestAttackFigures -v
 func TestAttackFigures(t *testing.T) {
 	if os.Getenv("STREAMHA_ATTACK_FIGURES") != "1" {
 		t.Skip("set STREAMHA_ATTACK_FIGURES=1 to measure the attacks (about a minute)")

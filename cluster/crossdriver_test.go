@@ -31,7 +31,7 @@ faults:
 `
 
 // TestClusterAgreesWithTheSimulator runs a few experiments of the
-// cross-driver table (ha/inproc's TestDriversAgree) on real processes and
+// cross-driver table (inproc's TestDriversAgree) on real processes and
 // requires the simulator's verdict, where the real run stayed inside the
 // fault model: the crashed host the only one declared dead, and declared
 // early enough for the takeover to be judged. Every node builds its node

@@ -1,7 +1,9 @@
 // Package cluster is streamha's real-cluster runtime: the same experiment
 // as the simulator, on real OS processes. RunNode is one process hosting
-// one host: it drives the very same ha.Node and strategy code through a
-// real ha.Env — TCP between hosts with length-prefixed msgpack frames
+// one host (node.go: its options, their defaults and validation, and the
+// plan read from the experiment; node_net.go: its I/O; node_loop.go: the
+// loop that feeds the node its inputs; node_env.go: its ha.Env): it drives
+// the very same ha.Node and strategy code through a real ha.Env — TCP between hosts with length-prefixed msgpack frames
 // (transport.go, frame.go), timers on the real clock (timers.go), failure
 // detection by hashicorp/memberlist (detector.go), fault rules applied to
 // its own links (faults.go) and an HTTP control endpoint with Prometheus

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamha/streamha/experiment"
-	"github.com/streamha/streamha/ha/inproc"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/inproc"
 	"github.com/streamha/streamha/sim"
 
 	_ "github.com/streamha/streamha/globalcheckpoint"

@@ -1,4 +1,4 @@
-package sim
+package experiment
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -46,7 +45,7 @@ type SweepFile struct {
 
 // LoadSweepFile reads a sweep spec file.
 func LoadSweepFile(path string) (*SweepFile, error) {
-	b, err := experiment.ReadFile(path, experiment.ParseOptions{})
+	b, err := ReadFile(path, ParseOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +59,7 @@ func ParseSweepFile(b []byte, path string) (*SweepFile, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", experiment.ErrConfig, path, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, path, err)
 	}
 	if f.Experiment != "" && !strings.HasPrefix(f.Experiment, "/") {
 		if i := strings.LastIndexByte(path, '/'); i >= 0 {
@@ -107,12 +106,12 @@ type SweepPoint struct {
 // parameter and builds every point's experiment once so that an unknown
 // path or a bad value is reported before anything runs (wrapping ErrConfig).
 // One ParseOptions may follow: the limits every point is checked against.
-func NewSweep(name, base string, params []SweepParam, names []string, seeds int, seedList []uint64, opts ...experiment.ParseOptions) (*Sweep, error) {
-	var o experiment.ParseOptions
+func NewSweep(name, base string, params []SweepParam, names []string, seeds int, seedList []uint64, opts ...ParseOptions) (*Sweep, error) {
+	var o ParseOptions
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	e, err := experiment.ParseWith([]byte(base), "sweep experiment", o)
+	e, err := ParseWith([]byte(base), "sweep experiment", o)
 	if err != nil {
 		return nil, err
 	}
@@ -133,23 +132,23 @@ func NewSweep(name, base string, params []SweepParam, names []string, seeds int,
 		}
 	}
 	if len(params) == 0 {
-		return nil, fmt.Errorf("%w: sweep: no parameter to sweep (give --param NAME=V1,V2 or params: in the spec)", experiment.ErrConfig)
+		return nil, fmt.Errorf("%w: sweep: no parameter to sweep (give --param NAME=V1,V2 or params: in the spec)", ErrConfig)
 	}
 	seen := map[string]bool{}
 	for _, p := range params {
 		if p.Name == "" {
-			return nil, fmt.Errorf("%w: sweep: a parameter has no name", experiment.ErrConfig)
+			return nil, fmt.Errorf("%w: sweep: a parameter has no name", ErrConfig)
 		}
 		if seen[p.Name] {
-			return nil, fmt.Errorf("%w: sweep: parameter %q given twice", experiment.ErrConfig, p.Name)
+			return nil, fmt.Errorf("%w: sweep: parameter %q given twice", ErrConfig, p.Name)
 		}
 		seen[p.Name] = true
 		if len(p.Values) == 0 {
-			return nil, fmt.Errorf("%w: sweep: parameter %q has no values", experiment.ErrConfig, p.Name)
+			return nil, fmt.Errorf("%w: sweep: parameter %q has no values", ErrConfig, p.Name)
 		}
 	}
 	if seeds < 0 {
-		return nil, fmt.Errorf("%w: sweep: seeds must be positive, got %d", experiment.ErrConfig, seeds)
+		return nil, fmt.Errorf("%w: sweep: seeds must be positive, got %d", ErrConfig, seeds)
 	}
 	if len(seedList) == 0 {
 		seeds = max(seeds, 1)
@@ -170,7 +169,7 @@ func NewSweep(name, base string, params []SweepParam, names []string, seeds int,
 	for i, p := range params {
 		if sw.Kinds[i] == ParamExperiment && !strings.ContainsAny(p.Name, ".[") && !topLevelField(p.Name) {
 			return nil, fmt.Errorf("%w: unknown sweep parameter %q: no strategy of this sweep (%s) declares it and it is not an experiment field (use a path such as source.rate or faults[0].at)",
-				experiment.ErrConfig, p.Name, strings.Join(names, ", "))
+				ErrConfig, p.Name, strings.Join(names, ", "))
 		}
 	}
 	for s := range sw.Settings() {
@@ -183,7 +182,7 @@ func NewSweep(name, base string, params []SweepParam, names []string, seeds int,
 
 // topLevelField reports whether name is a top-level key of the experiment file.
 func topLevelField(name string) bool {
-	t := reflect.TypeOf(experiment.Experiment{})
+	t := reflect.TypeOf(Experiment{})
 	for i := range t.NumField() {
 		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag == name {
 			return true
@@ -254,17 +253,17 @@ func (sw *Sweep) Shard(i, n int) []int {
 // experiment-path parameter set on its YAML tree (re-validated by Parse),
 // each strategy parameter given to every strategy that declares it, and
 // the point's seed.
-func (sw *Sweep) Experiment(p SweepPoint) (*experiment.Experiment, error) {
+func (sw *Sweep) Experiment(p SweepPoint) (*Experiment, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal([]byte(sw.Base), &root); err != nil {
-		return nil, fmt.Errorf("%w: sweep experiment: %w", experiment.ErrConfig, err)
+		return nil, fmt.Errorf("%w: sweep experiment: %w", ErrConfig, err)
 	}
 	for i, prm := range sw.Params {
 		if sw.Kinds[i] != ParamExperiment {
 			continue
 		}
 		if err := SetPath(&root, prm.Name, p.Values[i]); err != nil {
-			return nil, fmt.Errorf("%w: sweep parameter %q: %w", experiment.ErrConfig, prm.Name, err)
+			return nil, fmt.Errorf("%w: sweep parameter %q: %w", ErrConfig, prm.Name, err)
 		}
 	}
 	text, err := yaml.Marshal(&root)
@@ -277,7 +276,7 @@ func (sw *Sweep) Experiment(p SweepPoint) (*experiment.Experiment, error) {
 	for i, prm := range sw.Params {
 		set = append(set, prm.Name+"="+p.Values[i])
 	}
-	e, err := experiment.ParseWith(text, "sweep point "+strings.Join(set, ", "), experiment.ParseOptions{AllowLarge: sw.AllowLarge, NoLines: true})
+	e, err := ParseWith(text, "sweep point "+strings.Join(set, ", "), ParseOptions{AllowLarge: sw.AllowLarge, NoLines: true})
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +291,7 @@ func (sw *Sweep) Experiment(p SweepPoint) (*experiment.Experiment, error) {
 			setStrategyParam(e, n, prm.Name, p.Values[i])
 			info, _ := strategies.Lookup(n)
 			if _, err := strategies.Build(n, e.ParamsFor(n)); err != nil {
-				return nil, fmt.Errorf("%w: sweep parameter %q = %q for %s: %w", experiment.ErrConfig, prm.Name, p.Values[i], info.Name, err)
+				return nil, fmt.Errorf("%w: sweep parameter %q = %q for %s: %w", ErrConfig, prm.Name, p.Values[i], info.Name, err)
 			}
 		}
 	}
@@ -302,7 +301,7 @@ func (sw *Sweep) Experiment(p SweepPoint) (*experiment.Experiment, error) {
 
 // setStrategyParam sets a parameter of strategy name in the experiment's
 // strategy list, adding an entry when the experiment does not name it.
-func setStrategyParam(e *experiment.Experiment, name, param, value string) {
+func setStrategyParam(e *Experiment, name, param, value string) {
 	var v any = value
 	if e.Strategy.Name == name {
 		if e.Strategy.Params == nil {
@@ -320,7 +319,7 @@ func setStrategyParam(e *experiment.Experiment, name, param, value string) {
 			return
 		}
 	}
-	e.Strategies = append(e.Strategies, experiment.StrategyConfig{Name: name, Params: map[string]any{param: v}})
+	e.Strategies = append(e.Strategies, StrategyConfig{Name: name, Params: map[string]any{param: v}})
 }
 
 var pathElem = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)((?:\[[0-9]+\])*)$`)
@@ -407,7 +406,7 @@ func ParseParamFlag(s string) (SweepParam, error) {
 	name, vals, ok := strings.Cut(s, "=")
 	name = strings.TrimSpace(name)
 	if !ok || name == "" {
-		return SweepParam{}, fmt.Errorf("%w: --param %q: want NAME=V1,V2,...", experiment.ErrConfig, s)
+		return SweepParam{}, fmt.Errorf("%w: --param %q: want NAME=V1,V2,...", ErrConfig, s)
 	}
 	var p SweepParam
 	p.Name = name
@@ -417,7 +416,7 @@ func ParseParamFlag(s string) (SweepParam, error) {
 		}
 	}
 	if len(p.Values) == 0 {
-		return p, fmt.Errorf("%w: --param %s: no values", experiment.ErrConfig, name)
+		return p, fmt.Errorf("%w: --param %s: no values", ErrConfig, name)
 	}
 	return p, nil
 }

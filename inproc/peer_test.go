@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/ha/inproc"
 	"github.com/streamha/streamha/ha/ops"
+	"github.com/streamha/streamha/inproc"
 )
 
 func stage(t *testing.T, specs ...map[string]map[string]any) []ha.Operator {

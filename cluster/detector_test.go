@@ -91,7 +91,7 @@ func TestDetectorJoinsDetectsAndRejectsOutsiders(t *testing.T) {
 // SIGKILLed process does), and the figure is the time from B's stop to A
 // declaring it dead, reported as detect-ms (the mean over b.N crashes).
 //
-//	go test -run '^$' -bench DetectorCrashDetection -benchtime 5x ./ha/cluster
+//	go test -run '^$' -bench DetectorCrashDetection -benchtime 5x ./cluster
 func BenchmarkDetectorCrashDetection(b *testing.B) {
 	for _, profile := range []string{ProfileTuned, ProfileSteady} {
 		b.Run(profile, func(b *testing.B) {
