@@ -119,7 +119,8 @@ type Incremental interface {
 // place and view (its fragment, routes, who is declared dead), acts through
 // timers, messages, its input and output and the takeover, and hands the
 // node input it held back with Inject; it never calls a driver entry point
-// (Driver): a hook runs inside one already.
+// (Driver): a hook runs inside one already. Each method is documented on
+// Node; the groups below say what they are for.
 //
 // Strategy.Hooks receives the *Node itself, which implements Runtime:
 // calls through an interface would cost the simulator on every tuple, and
