@@ -199,6 +199,7 @@ func (res *SoakResult) run(factor, slack int64) error {
 			return err
 		}
 	}
+	res.admitUncorrupted(out.Trace)
 	if res.PreciseChecked {
 		arbitrary := c.Experiment.QueryClass() == ha.Arbitrary
 		if (!arbitrary && (rec.Type != "precise" || rec.Missing+rec.Duplicates+rec.Wrong+rec.Spurious > 0)) ||

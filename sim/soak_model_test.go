@@ -33,3 +33,34 @@ func TestInFaultModelAdmitsPreciseRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestCorruptionThatCorruptedNothing: a corrupt fault that corrupted no
+// message leaves the run exactly as without it, so the precise invariant
+// applies; one that corrupted a message keeps the run outside the model.
+func TestCorruptionThatCorruptedNothing(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, faults string
+		in           bool
+	}{
+		{"from a spare, which sends no message with a body", "  - {at: 1s, for: 500ms, corrupt: {from: B.3, p: 1}}\n  - {at: 2s, crash: B}", true},
+		{"from the primary, which sends checkpoints", "  - {at: 1s, for: 1s, corrupt: {from: B, p: 1}}", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := soakCase(t, "passive-standby", "", "convergent", tc.faults)
+			rule, _ := c.OutOfModel()
+			require.Equal(t, RuleCorrupt, rule)
+			res := CheckSoakCase(c)
+			assert.Equal(t, tc.in, res.InModel, res.OutOfModel)
+			assert.Equal(t, tc.in, res.PreciseChecked)
+			if tc.in {
+				assert.Empty(t, res.Violations)
+				assert.Empty(t, res.OutsidePromise())
+			} else {
+				assert.Equal(t, RuleCorrupt, res.OutsidePromise())
+			}
+		})
+	}
+}
