@@ -665,7 +665,7 @@ func (e *env) transit(to string, m *ha.Message) (*host, time.Duration, *ha.Messa
 		if l.crng.Float64() < p {
 			m = corrupt(m, l.crng)
 			s.trace.Add(ha.Event{T: dep, Kind: ha.EvNote, Host: e.h.name, Peer: to, Seq: m.Seq,
-				Note: "fault: corrupted one byte of a " + m.Type + " message"})
+				Note: corruptNote + " one byte of a " + m.Type + " message"})
 		}
 	}
 	tx := dep

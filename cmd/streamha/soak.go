@@ -97,10 +97,13 @@ type soakOutcome struct {
 
 // soakStats summarises one strategy.
 type soakStats struct {
-	Strategy       string         `json:"strategy"`
-	Runs           int            `json:"runs"`
-	InModel        int            `json:"in_model"`
-	PreciseChecked int            `json:"precise_checked"`
+	Strategy       string `json:"strategy"`
+	Runs           int    `json:"runs"`
+	InModel        int    `json:"in_model"`
+	PreciseChecked int    `json:"precise_checked"`
+	// OutsidePromise counts the runs the precise invariant did not apply
+	// to, per reason (sim.SoakResult.OutsidePromise).
+	OutsidePromise map[string]int `json:"outside_promise"`
 	LiveChecked    int            `json:"liveness_checked"`
 	Faults         map[string]int `json:"faults"`
 	Queries        map[string]int `json:"queries"`
@@ -225,7 +228,7 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 	byName := map[string]*soakStats{}
 	for _, n := range names {
 		st := &soakStats{Strategy: n, Faults: map[string]int{}, Queries: map[string]int{},
-			Recoveries: map[string]int{}, Violations: map[string]int{}}
+			Recoveries: map[string]int{}, Violations: map[string]int{}, OutsidePromise: map[string]int{}}
 		byName[n] = st
 		sum.Strats = append(sum.Strats, st)
 	}
@@ -249,6 +252,8 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 		}
 		if r.PreciseChecked {
 			st.PreciseChecked++
+		} else {
+			st.OutsidePromise[r.OutsidePromise()]++
 		}
 		if r.Live.Checked && r.Live.Expected > 0 {
 			st.LiveChecked++
