@@ -138,6 +138,8 @@ type Node struct {
 	probeSides, heardSides uint8
 	// takeover re-check (node_recheck.go)
 	rc recheck
+	// asking the primary before a takeover (node_askprimary.go)
+	ap askPrimary
 	// rate limits of route queries and stale-route replies
 	routeAsked map[int]uint64        // fragment -> epoch last asked for
 	toldStale  map[toldKey]toldRoute // (host, fragment) -> route last told, and when

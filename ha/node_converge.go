@@ -141,17 +141,41 @@ func (n *Node) newUpstream(r Route, told bool) {
 // its upstream (a partition that left it beside the sink and away from
 // the sources) waits, and the detector's settled view decides; one
 // answer from either side used to be enough, and a host cut off from its
-// input took over, to serve nothing and fence the primary that could.
-func (n *Node) heardSide(frag int) {
+// input took over, to serve nothing and fence the primary that could. Only
+// a side's primary speaks for it (sidePrimary): a spare of the upstream
+// fragment stranded in the same island shows nothing about the data path.
+func (n *Node) heardSide(m *Message) {
 	if n.planted.Has(PlantSilentFence) {
 		n.heard = true
 		return
 	}
-	switch frag {
-	case n.frag - 1:
+	switch frag := m.Frag; {
+	case frag == n.frag-1 && n.sidePrimary(m, true):
 		n.heardSides |= 1
-	case n.DownstreamFrag():
+	case frag == n.DownstreamFrag() && n.sidePrimary(m, false):
 		n.heardSides |= 2
 	}
-	n.heard = n.probeSides != 0 && n.heardSides&n.probeSides == n.probeSides
+	n.heard = n.probeAnswered()
+}
+
+// sidePrimary reports whether m, from a host of the upstream (up) or
+// downstream fragment, comes from that side's primary as this node knows
+// it, or from a host announcing itself that fragment's primary (a new
+// primary's route).
+func (n *Node) sidePrimary(m *Message, up bool) bool {
+	if n.planted.Has(PlantOneSidedProbe) {
+		return true
+	}
+	if m.Kind == KindRoute && m.Route != nil && m.Route.Frag == m.Frag && m.Route.Primary == m.From {
+		return true
+	}
+	if !up {
+		return m.From == n.routes[n.DownstreamFrag()].Primary
+	}
+	for p := range n.Inputs() {
+		if m.From == n.Upstream(p) {
+			return true
+		}
+	}
+	return false
 }
