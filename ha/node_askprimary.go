@@ -19,7 +19,10 @@ import "fmt"
 // primary itself before it takes over. An answer shows the primary alive (the detector will say so
 // within a heartbeat; the election ends then): the host waits and asks
 // again every ElectionSettle. No answer within ElectionSettle: the
-// primary is gone, and the election goes ahead. After a real crash the
+// primary is gone or still cut off, and the view decides — a majority
+// view takes over (viewMayElect), whatever the probe heard: a backup in an
+// island with its upstream and downstream primaries but neither the
+// sources nor the sink hears both sides answer. After a real crash the
 // takeover comes ElectionSettle later, and only on such a host.
 
 // askPrimary is a node's state for asking its primary before a takeover.
@@ -48,8 +51,10 @@ func (n *Node) primaryAnswered(m *Message) {
 	}
 }
 
-// askPrimaryOff ends the question: the primary is seen alive or changed.
-func (n *Node) askPrimaryOff() { n.ap = askPrimary{} }
+// askPrimaryOff ends the question (the primary is seen alive, or did not
+// answer). The minority mark stays: a declaration it makes suspect is one
+// no newer than it, and a later one on a majority view is newer.
+func (n *Node) askPrimaryOff() { n.ap.asking, n.ap.answered = false, false }
 
 // awaitsPrimary reports whether an elected node must not take over yet
 // because it asks its primary, declared dead on a minority view, whether
@@ -74,8 +79,12 @@ func (n *Node) awaitsPrimary() bool {
 	case now-n.ap.askedAt < int64(ElectionSettle):
 		return true
 	default:
-		n.askPrimaryOff() // no answer: the primary is gone
-		return false
+		// No answer: the primary is gone, or still cut off. The
+		// neighbours' answers to the probe may come from the same
+		// island, and are older now: the view decides, as for a probe
+		// nobody answered (viewMayElect).
+		n.askPrimaryOff()
+		return !n.viewMayElect()
 	}
 	n.ap.asking, n.ap.answered, n.ap.askedAt = true, false, now
 	n.Send(prim, &Message{Kind: KindRoute, Type: RouteQueryType, Seq: uint64(n.frag) + 1})

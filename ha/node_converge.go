@@ -166,6 +166,9 @@ func (n *Node) sidePrimary(m *Message, up bool) bool {
 	if n.planted.Has(PlantOneSidedProbe) {
 		return true
 	}
+	if m.Kind == KindRoute && m.Level == RouteFarCut && !n.planted.Has(PlantIslandProbe) {
+		return false // farSideCut
+	}
 	if m.Kind == KindRoute && m.Route != nil && m.Route.Frag == m.Frag && m.Route.Primary == m.From {
 		return true
 	}
@@ -176,6 +179,43 @@ func (n *Node) sidePrimary(m *Message, up bool) bool {
 		if m.From == n.Upstream(p) {
 			return true
 		}
+	}
+	return false
+}
+
+// RouteFarCut is the Level of a route answer whose sender is cut off on its
+// far side from the asker (farSideCut).
+const RouteFarCut uint8 = 1
+
+// farSideCut reports whether this node, a primary, is cut off on the far
+// side from host: asked by a host of its downstream fragment, it sees
+// every upstream primary (or source) dead; asked by a host of its upstream
+// fragment, it sees its downstream primary dead. Its answer to a probe
+// then shows nothing about the asker's data path: a backup in an island
+// with its upstream and downstream primaries but neither the sources nor
+// the sink (a partition that cut a whole stretch of the pipeline off)
+// would take over to serve nothing, and after the heal its newer epoch
+// would fence the primary that kept serving and ask for input trimmed
+// for it meanwhile.
+func (n *Node) farSideCut(host string) bool {
+	if n.frag < 0 || n.IsSink() || !n.IsPrimary() || len(n.down) == 0 {
+		return false
+	}
+	f, ok := n.topo.FragOf(host)
+	if !ok {
+		return false
+	}
+	switch f {
+	case n.DownstreamFrag():
+		for p := range n.Inputs() {
+			if up := n.Upstream(p); up != "" && !n.down[up] {
+				return false
+			}
+		}
+		return true
+	case n.frag - 1:
+		d := n.routes[n.DownstreamFrag()].Primary
+		return d == "" || n.down[d]
 	}
 	return false
 }

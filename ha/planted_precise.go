@@ -21,10 +21,17 @@ const (
 	// same epoch as the host a newer rollback restarted, wins the tie,
 	// and runs a generation nobody else does: output stalls for good.
 	PlantRollbackEpochLocal Planted = 1 << 62
+	// PlantIslandProbe undoes the far-side flag of probe answers
+	// (node_converge.go, farSideCut): a backup in an island with its
+	// upstream and downstream primaries but neither the sources nor the
+	// sink takes over on their answers and fences the primary that kept
+	// serving.
+	PlantIslandProbe Planted = 1 << 63
 )
 
 func init() {
 	plantedNames[PlantOneSidedProbe] = "one-sided-probe"
 	plantedNames[PlantMinorityDeathTrusted] = "minority-death-trusted"
 	plantedNames[PlantRollbackEpochLocal] = "rollback-epoch-local"
+	plantedNames[PlantIslandProbe] = "island-probe"
 }

@@ -68,8 +68,11 @@ var plantBudgets = map[string]plantBudget{
 	"one-sided-probe": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a backup cut off " +
 		"beside its downstream with its upstream on the other side; guarded by ha.TestGroupPartitionsRecover (backup island) " +
 		"and the interaction script minority_backup_beside_downstream"},
-	"minority-death-trusted": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): after a heal " +
-		"the simulated detector sees every host alive at one instant; guarded by the interaction script minority_backup_beside_downstream"},
+	"minority-death-trusted": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a backup " +
+		"that declared its primary dead on a minority view and then hears both neighbours (seed 6602, run 172, in " +
+		"sim/testdata/regress/passive-island-with-both-neighbours.yaml); guarded by the interaction script minority_backup_beside_downstream"},
+	"island-probe": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a backup in an island " +
+		"with both neighbours' primaries that probes after they saw their far side dead; guarded by the interaction script island_probe"},
 	"old-repair-blocks-new-gap": {notFound: "not found in 1 600 swarm runs of passive and active standby (seed 1); " +
 		"the soak that led to the fix met it once, under 20 % loss (classic generator, seed 303, run 1848)"},
 }
