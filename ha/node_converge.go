@@ -166,7 +166,7 @@ func (n *Node) sidePrimary(m *Message, up bool) bool {
 	if n.planted.Has(PlantOneSidedProbe) {
 		return true
 	}
-	if m.Kind == KindRoute && m.Level == RouteFarCut && !n.planted.Has(PlantIslandProbe) {
+	if m.Kind == KindRoute && m.Level == RouteFarCut {
 		return false // farSideCut
 	}
 	if m.Kind == KindRoute && m.Route != nil && m.Route.Frag == m.Frag && m.Route.Primary == m.From {

@@ -3,11 +3,12 @@ package ha
 // Planted bugs 60–63: precise recovery of the standby strategies inside
 // their fault model (each undoes the fix named).
 const (
-	// PlantOneSidedProbe undoes the two-sided probe (node_elect.go): a
-	// host elected to take over whose upstream primary it declared dead
-	// probes its downstream alone, and that one answer confirms the
-	// takeover, so a backup in a minority island beside the downstream
-	// takes over with lagging state while the primary serves on.
+	// PlantOneSidedProbe undoes what a takeover's probe needs to hear
+	// (node_elect.go, node_converge.go): any message from either side
+	// asked confirms it — the downstream alone when the upstream primary
+	// was declared dead and not asked, a spare of a neighbour fragment,
+	// a primary cut off on its far side —, so a backup in a minority
+	// island takes over with lagging state while the primary serves on.
 	PlantOneSidedProbe Planted = 1 << 60
 	// PlantMinorityDeathTrusted undoes the question a host asks its
 	// primary before it takes over when it declared that primary dead on a
@@ -21,17 +22,17 @@ const (
 	// same epoch as the host a newer rollback restarted, wins the tie,
 	// and runs a generation nobody else does: output stalls for good.
 	PlantRollbackEpochLocal Planted = 1 << 62
-	// PlantIslandProbe undoes the far-side flag of probe answers
-	// (node_converge.go, farSideCut): a backup in an island with its
-	// upstream and downstream primaries but neither the sources nor the
-	// sink takes over on their answers and fences the primary that kept
-	// serving.
-	PlantIslandProbe Planted = 1 << 63
+	// PlantRouteAskedOnce undoes the repeated question for a missed
+	// route (node_route.go, askRoute): a host that drops data of a newer
+	// epoch than it knows asks its sender for the route once per epoch,
+	// and when loss takes that question or its answer it drops the new
+	// primary's output for good.
+	PlantRouteAskedOnce Planted = 1 << 63
 )
 
 func init() {
 	plantedNames[PlantOneSidedProbe] = "one-sided-probe"
 	plantedNames[PlantMinorityDeathTrusted] = "minority-death-trusted"
 	plantedNames[PlantRollbackEpochLocal] = "rollback-epoch-local"
-	plantedNames[PlantIslandProbe] = "island-probe"
+	plantedNames[PlantRouteAskedOnce] = "route-asked-once"
 }
