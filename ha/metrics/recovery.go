@@ -197,18 +197,27 @@ func judge(ts []timing, tol time.Duration, real bool) {
 		i = j + 1
 	}
 	// A missing output's absence ends when a later output of its key
-	// arrives: scan backwards keeping the earliest arrival per key of
+	// arrives — or, when none of its key's later outputs arrives, when an
+	// output due after its key's last one arrives (every later expected
+	// output is then delivered: a sparse key cannot come back): scan
+	// backwards keeping the earliest arrival per key, and of any key, of
 	// outputs due strictly later.
 	next := map[uint32]time.Duration{}
+	afterLast := map[uint32]time.Duration{} // per key, the earliest arrival due after its last output
+	nextAny := never
 	for i := len(ts) - 1; i >= 0; {
 		j := i // ts[j+1..i] share one own time
 		for j >= 0 && ts[j].own == ts[i].own {
 			j--
 		}
 		for k := j + 1; k <= i; k++ {
+			key := ts[k].key
+			if _, ok := afterLast[key]; !ok {
+				afterLast[key] = nextAny
+			}
 			if ts[k].miss {
-				ts[k].offEnd = never
-				if at, ok := next[ts[k].key]; ok {
+				ts[k].offEnd = afterLast[key]
+				if at, ok := next[key]; ok {
 					ts[k].offEnd = at
 				}
 			}
@@ -217,6 +226,9 @@ func judge(ts []timing, tol time.Duration, real bool) {
 			if a := ts[k].arrived; a != never {
 				if at, ok := next[ts[k].key]; !ok || a < at {
 					next[ts[k].key] = a
+				}
+				if nextAny == never || a < nextAny {
+					nextAny = a
 				}
 			}
 		}
