@@ -1,13 +1,17 @@
 package ha
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // A host on the minority side of a partition declares the hosts of the
 // other side dead, its fragment's primary among them, and rightly does not
 // take over (not Connected, viewMayElect, MayRestartEmpty): the primary
-// most likely serves on the other side. That declaration outlives the partition: the
-// detector says nothing until a heartbeat from the primary arrives, while
-// the heal brings the rest back in whatever order their heartbeats come.
+// most likely serves on the other side. That declaration outlives the
+// partition: the detector says nothing until a heartbeat from the primary
+// arrives, while the heal brings the rest back in whatever order their
+// heartbeats come.
 // A host that sees the majority back (or hears its neighbours answer its
 // probe) before it sees its primary alive would take over from a primary
 // that served all along, with a checkpoint older than the input the
@@ -16,9 +20,9 @@ import "fmt"
 //
 // The rule: a host whose declaration of its primary's death is no newer
 // than a moment it saw only a minority of the deployment alive asks the
-// primary itself before it takes over. An answer shows the primary alive (the detector will say so
-// within a heartbeat; the election ends then): the host waits and asks
-// again every ElectionSettle. No answer within ElectionSettle: the
+// primary itself before it takes over. An answer shows the primary alive
+// (the detector will say so within a heartbeat; the election ends then):
+// the host waits and asks again every ElectionSettle. No answer within ElectionSettle: the
 // primary is gone or still cut off, and the view decides — a majority
 // view takes over (viewMayElect), whatever the probe heard: a backup in an
 // island with its upstream and downstream primaries but neither the
@@ -29,17 +33,17 @@ import "fmt"
 type askPrimary struct {
 	minority bool // a declaration left the node seeing only a minority
 	// when one last did; declarations no newer are suspect
-	minorityAt int64
-	asking     bool  // the primary was asked
-	askedAt    int64 // when
-	answered   bool  // the primary answered since
+	minorityAt time.Duration
+	asking     bool          // the primary was asked
+	askedAt    time.Duration // when
+	answered   bool          // the primary answered since
 }
 
 // noteMinority records, after a declaration of death, whether the node
 // now sees only a minority of the deployment alive (PeerDown).
 func (n *Node) noteMinority() {
 	if !n.SeesMajority() {
-		n.ap.minority, n.ap.minorityAt = true, int64(n.env.Now())
+		n.ap.minority, n.ap.minorityAt = true, n.env.Now()
 	}
 }
 
@@ -64,19 +68,19 @@ func (n *Node) awaitsPrimary() bool {
 		return false
 	}
 	prim := n.routes[n.frag].Primary
-	if at, ok := n.rc.downAt[prim]; !ok || int64(at) > n.ap.minorityAt {
+	if at, ok := n.rc.downAt[prim]; !ok || at > n.ap.minorityAt {
 		return false // declared dead since, on a view that may elect
 	}
-	now := int64(n.env.Now())
+	now := n.env.Now()
 	switch {
 	case !n.ap.asking:
 		n.Trace(Event{Kind: EvNote, Peer: prim, Epoch: n.Epoch(),
 			Note: fmt.Sprintf("asking %s whether it lives before taking over: declared dead while this host saw only a minority", prim)})
 	case n.ap.answered:
-		if now-n.ap.askedAt < int64(ElectionSettle) {
+		if now-n.ap.askedAt < ElectionSettle {
 			return true
 		}
-	case now-n.ap.askedAt < int64(ElectionSettle):
+	case now-n.ap.askedAt < ElectionSettle:
 		return true
 	default:
 		// No answer: the primary is gone, or still cut off. The
