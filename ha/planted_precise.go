@@ -22,17 +22,20 @@ const (
 	// same epoch as the host a newer rollback restarted, wins the tie,
 	// and runs a generation nobody else does: output stalls for good.
 	PlantRollbackEpochLocal Planted = 1 << 62
-	// PlantRouteAskedOnce undoes the repeated question for a missed
-	// route (node_route.go, askRoute): a host that drops data of a newer
-	// epoch than it knows asks its sender for the route once per epoch,
-	// and when loss takes that question or its answer it drops the new
-	// primary's output for good.
-	PlantRouteAskedOnce Planted = 1 << 63
+	// PlantAnnounceOnce undoes two repairs of an announcement lost for
+	// good: a host that drops data of a newer epoch than it knows asks
+	// its sender for the route once per epoch only (node_route.go,
+	// askRoute), so when loss takes that question or its answer it drops
+	// the new primary's output for good; and a passive-standby backup
+	// learns that it is the backup only from its primary's announcement,
+	// not from the checkpoints it receives, so when a partition took the
+	// announcement nobody takes over after the primary crashes.
+	PlantAnnounceOnce Planted = 1 << 63
 )
 
 func init() {
 	plantedNames[PlantOneSidedProbe] = "one-sided-probe"
 	plantedNames[PlantMinorityDeathTrusted] = "minority-death-trusted"
 	plantedNames[PlantRollbackEpochLocal] = "rollback-epoch-local"
-	plantedNames[PlantRouteAskedOnce] = "route-asked-once"
+	plantedNames[PlantAnnounceOnce] = "announce-once"
 }
