@@ -423,7 +423,14 @@ func (h *hooks) onRestore(m *ha.Message) {
 		note = fmt.Sprintf("global rollback %d: no completed checkpoint, restarting empty", m.Seq)
 	}
 	n.Trace(ha.Event{Kind: ha.EvRestore, Peer: m.From, Seq: s.ID, N: int64(len(m.Body)), Note: note})
-	n.TakeOver(ha.TakeoverOptions{})
+	// The generation is the least epoch: a host that executes an older
+	// rollback's order late (paused while it was sent) takes a lower
+	// epoch than the host the newer rollback restarted, and is fenced.
+	var minEpoch uint64
+	if !n.Planted().Has(ha.PlantRollbackEpochLocal) {
+		minEpoch = m.Seq
+	}
+	n.TakeOver(ha.TakeoverOptions{MinEpoch: minEpoch})
 	n.Send(m.From, ack)
 }
 

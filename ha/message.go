@@ -23,7 +23,8 @@ const (
 	// KindRoute announces who serves a fragment at which epoch (sent after a
 	// takeover); without a Route and with Type RouteQueryType it asks the
 	// receiver for a route: with Seq 0 a fragment's primary for its own,
-	// with Seq f+1 any host for its view of fragment f's.
+	// with Seq f+1 any host for its view of fragment f's. An answer's
+	// Level is RouteFarCut when its sender is cut off on its far side.
 	KindRoute
 	// KindResume asks an upstream to redirect its output to the sender and
 	// replay retained tuples with seq > Seq on stream Stream.

@@ -141,17 +141,81 @@ func (n *Node) newUpstream(r Route, told bool) {
 // its upstream (a partition that left it beside the sink and away from
 // the sources) waits, and the detector's settled view decides; one
 // answer from either side used to be enough, and a host cut off from its
-// input took over, to serve nothing and fence the primary that could.
-func (n *Node) heardSide(frag int) {
+// input took over, to serve nothing and fence the primary that could. Only
+// a side's primary speaks for it (sidePrimary): a spare of the upstream
+// fragment stranded in the same island shows nothing about the data path.
+func (n *Node) heardSide(m *Message) {
 	if n.planted.Has(PlantSilentFence) {
 		n.heard = true
 		return
 	}
-	switch frag {
-	case n.frag - 1:
+	switch frag := m.Frag; {
+	case frag == n.frag-1 && n.sidePrimary(m, true):
 		n.heardSides |= 1
-	case n.DownstreamFrag():
+	case frag == n.DownstreamFrag() && n.sidePrimary(m, false):
 		n.heardSides |= 2
 	}
-	n.heard = n.probeSides != 0 && n.heardSides&n.probeSides == n.probeSides
+	n.heard = n.probeAnswered()
+}
+
+// sidePrimary reports whether m, from a host of the upstream (up) or
+// downstream fragment, comes from that side's primary as this node knows
+// it, or from a host announcing itself that fragment's primary (a new
+// primary's route).
+func (n *Node) sidePrimary(m *Message, up bool) bool {
+	if n.planted.Has(PlantOneSidedProbe) {
+		return true
+	}
+	if m.Kind == KindRoute && m.Level == RouteFarCut {
+		return false // farSideCut
+	}
+	if m.Kind == KindRoute && m.Route != nil && m.Route.Frag == m.Frag && m.Route.Primary == m.From {
+		return true
+	}
+	if !up {
+		return m.From == n.routes[n.DownstreamFrag()].Primary
+	}
+	for p := range n.Inputs() {
+		if m.From == n.Upstream(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// RouteFarCut is the Level of a route answer whose sender is cut off on its
+// far side from the asker (farSideCut).
+const RouteFarCut uint8 = 1
+
+// farSideCut reports whether this node, a primary, is cut off on the far
+// side from host: asked by a host of its downstream fragment, it sees
+// every upstream primary (or source) dead; asked by a host of its upstream
+// fragment, it sees its downstream primary dead. Its answer to a probe
+// then shows nothing about the asker's data path: a backup in an island
+// with its upstream and downstream primaries but neither the sources nor
+// the sink (a partition that cut a whole stretch of the pipeline off)
+// would take over to serve nothing, and after the heal its newer epoch
+// would fence the primary that kept serving and ask for input trimmed
+// for it meanwhile.
+func (n *Node) farSideCut(host string) bool {
+	if n.frag < 0 || n.IsSink() || !n.IsPrimary() || len(n.down) == 0 {
+		return false
+	}
+	f, ok := n.topo.FragOf(host)
+	if !ok {
+		return false
+	}
+	switch f {
+	case n.DownstreamFrag():
+		for p := range n.Inputs() {
+			if up := n.Upstream(p); up != "" && !n.down[up] {
+				return false
+			}
+		}
+		return true
+	case n.frag - 1:
+		d := n.routes[n.DownstreamFrag()].Primary
+		return d == "" || n.down[d]
+	}
+	return false
 }

@@ -47,6 +47,7 @@ func (n *Node) PeerDown(host string) {
 	n.down[host] = true
 	n.downAt, n.downSeen = n.env.Now(), true
 	n.noteDown(host)
+	n.noteMinority()
 	n.Trace(Event{Kind: EvDetect, Peer: host})
 	n.noteSkipped(host)
 	n.hooks.PeerDown(host)
@@ -85,8 +86,9 @@ func (n *Node) Deliver(m *Message) {
 	if (n.probing || n.rc.asking) && m.Frag != n.frag {
 		// Word from every side asked, by a probe or a re-check, shows this
 		// node is not cut off (heardSide).
-		n.heardSide(m.Frag)
+		n.heardSide(m)
 	}
+	n.primaryAnswered(m)
 	if m.Kind == KindAck && m.Type == EndAckType {
 		n.onEndAck(m) // the runtime's own: no strategy sees it
 		return

@@ -14,6 +14,7 @@ func (n *Node) elect() {
 	r := n.routes[n.frag]
 	if r.Primary == n.host || !n.down[r.Primary] {
 		n.recheckOff()
+		n.askPrimaryOff()
 		return
 	}
 	order := n.order(s)
@@ -40,6 +41,9 @@ func (n *Node) elect() {
 			return
 		}
 	}
+	if n.awaitsPrimary() {
+		return // node_askprimary.go
+	}
 	n.probing, n.heard = false, false
 	n.recheckOff()
 	s.TakeOver()
@@ -65,8 +69,27 @@ func (n *Node) probe() {
 			}
 		}
 	}
-	n.heard = n.probeSides != 0 && n.heardSides&n.probeSides == n.probeSides
+	n.heard = n.probeAnswered()
 	n.env.SetTimer(ElectionSettle, electTimer)
+}
+
+// probeAnswered reports whether the probe (or a re-check) has heard from
+// both sides of the fragment. A side whose primary this node declared
+// dead was not asked, and its silence proves nothing: a partition that
+// cut this node off from its upstream looks just like the crash of the
+// upstream primary. An answer from the downstream alone — a host in an
+// island beside its downstream, its primary serving on the other side —
+// then must not confirm the takeover: the host waits for word from the
+// upstream side (the upstream's new primary announces itself), and after
+// ElectionSettle its view decides, a majority view (viewMayElect). After
+// a real crash of the upstream primary the takeover comes at most
+// ElectionSettle later.
+func (n *Node) probeAnswered() bool {
+	want := uint8(3)
+	if n.planted.Has(PlantOneSidedProbe) {
+		want = n.probeSides
+	}
+	return n.probeSides != 0 && n.heardSides&want == want
 }
 
 // electTimer re-runs the election once the settle time of a probe is over.

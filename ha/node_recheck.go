@@ -168,7 +168,8 @@ func (n *Node) recheckAnswer(m *Message) {
 
 // sendRouteView answers a route query with this node's view of fragment
 // frag's route; its Seq marks (bit i: the fragment's i-th host, the first
-// 64) the hosts this node declared dead.
+// 64) the hosts this node declared dead, and its Level is RouteFarCut when
+// this node is cut off on its far side from host (farSideCut).
 func (n *Node) sendRouteView(host string, frag int) {
 	r := n.routes[frag]
 	var dead uint64
@@ -177,5 +178,9 @@ func (n *Node) sendRouteView(host string, frag int) {
 			dead |= 1 << i
 		}
 	}
-	n.Send(host, &Message{Kind: KindRoute, Route: &r, Seq: dead})
+	var level uint8
+	if n.farSideCut(host) {
+		level = RouteFarCut
+	}
+	n.Send(host, &Message{Kind: KindRoute, Route: &r, Seq: dead, Level: level})
 }

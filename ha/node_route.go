@@ -159,19 +159,32 @@ func (n *Node) staleData(m *Message) {
 }
 
 // askRoute asks the sender of m, which carries an epoch of its fragment
-// newer than this node knows, for its route (once per epoch): this node
-// missed the route of a takeover.
+// newer than this node knows, for its route: this node missed the route of
+// a takeover. It asks once per epoch, and again when data of that epoch
+// still arrives retellAfter later: loss may have taken the question or
+// its answer, and the node would otherwise drop the new primary's output
+// for good (a sink under 50 % loss did, to the end of the run).
 func (n *Node) askRoute(m *Message) {
 	if n.planted.Has(PlantNoMissedRouteQuery) {
 		return
 	}
 	if n.routeAsked == nil {
-		n.routeAsked = map[int]uint64{}
+		n.routeAsked = map[int]routeAsk{}
 	}
-	if e, ok := n.routeAsked[m.Frag]; !ok || e < m.Epoch {
-		n.routeAsked[m.Frag] = m.Epoch
+	now := n.env.Now()
+	a, ok := n.routeAsked[m.Frag]
+	again := a.epoch == m.Epoch && now-a.at >= retellAfter && !n.planted.Has(PlantAnnounceOnce)
+	if !ok || a.epoch < m.Epoch || again {
+		n.routeAsked[m.Frag] = routeAsk{epoch: m.Epoch, at: now}
 		n.Send(m.From, &Message{Kind: KindRoute, Type: RouteQueryType})
 	}
+}
+
+// routeAsk is the newest epoch of a fragment a node asked a route for,
+// and when.
+type routeAsk struct {
+	epoch uint64
+	at    time.Duration
 }
 
 // A node learns a neighbour fragment's new route from its new primary's

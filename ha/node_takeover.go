@@ -40,6 +40,12 @@ type TakeoverOptions struct {
 	Receivers []string
 	// NoResume skips asking the upstreams to redirect and replay.
 	NoResume bool
+	// MinEpoch is the least epoch the takeover may take (0: none). A
+	// strategy that orders takeovers centrally, in numbered rounds (a
+	// global rollback's generation), passes the round, so that a later
+	// round's takeover outranks an earlier round's that a host paused
+	// meanwhile executes late: fencing by epoch then leaves the later one.
+	MinEpoch uint64
 }
 
 // TakeOver makes this node the primary of its fragment at a new epoch,
@@ -51,7 +57,7 @@ func (n *Node) TakeOver(o TakeoverOptions) {
 	if recv == nil {
 		recv = []string{n.host}
 	}
-	r := Route{Frag: n.frag, Epoch: old.Epoch + 1, Primary: n.host, Receivers: recv, ResetSeq: o.ResetSeq, Resume: !o.NoResume}
+	r := Route{Frag: n.frag, Epoch: max(old.Epoch+1, o.MinEpoch), Primary: n.host, Receivers: recv, ResetSeq: o.ResetSeq, Resume: !o.NoResume}
 	n.routes[n.frag] = r
 	n.fenced = false
 	n.catching, n.marked = uint8(1<<n.Inputs())-1, 0

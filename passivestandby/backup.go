@@ -40,6 +40,13 @@ func (h *hooks) onCheckpoint(m *ha.Message) {
 	if n.IsPrimary() || m.From != n.Route(n.Frag()).Primary {
 		return
 	}
+	if !n.Planted().Has(ha.PlantAnnounceOnce) {
+		// A checkpoint names this host the primary's backup: the one
+		// announcement saying so (typeBackup) may have been lost, and
+		// the other hosts, told, would each wait for this one to take
+		// over while it waited for the host it last heard of.
+		h.backupOf[m.From] = n.Host()
+	}
 	n.Work(0, len(m.Body)) // deserialisation
 	ck, err := decodeCheckpoint(m.Body)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/passivestandby"
 	"github.com/streamha/streamha/sim"
 )
@@ -42,4 +43,28 @@ func TestUnionOutputCommit(t *testing.T) {
 			assert.Zero(t, rec.LostInputs, "%v", rec.Explanations)
 		})
 	}
+}
+
+// TestBackupLearnsItsRoleFromACheckpoint: B named B.3 its backup while a
+// partition took that announcement; B.3 got B's checkpoints all the same.
+// After B crashes, B.3 takes over from its checkpoint and the run is
+// precise. With the fix undone (announce-once) B.3 waits for the backup
+// it last heard of, the others wait for B.3, and nobody takes over.
+func TestBackupLearnsItsRoleFromACheckpoint(t *testing.T) {
+	t.Parallel()
+	e, err := experiment.Load("testdata/soak/backup-announcement-lost.yaml")
+	require.NoError(t, err)
+	ref, err := sim.ReferenceTrace(e)
+	require.NoError(t, err)
+	out, err := sim.RunPlanted(e, passivestandby.Name, 0)
+	require.NoError(t, err)
+	rec, _ := metrics.ClassifyRecovery(ref, out.Trace)
+	assert.NotEmpty(t, events(out.Trace, ha.EvTakeover, "B.3"), "B.3 takes over")
+	assert.Equal(t, "precise", rec.Type, "%v", rec.Explanations)
+
+	out, err = sim.RunPlanted(e, passivestandby.Name, ha.PlantAnnounceOnce)
+	require.NoError(t, err)
+	rec, _ = metrics.ClassifyRecovery(ref, out.Trace)
+	assert.Empty(t, events(out.Trace, ha.EvTakeover, ""), "with the fix undone nobody takes over")
+	assert.Positive(t, rec.Missing)
 }

@@ -77,11 +77,59 @@ func (s *Sim) endFault(i int) {
 						continue
 					}
 					h.incident++
-					s.reachable(h)
+					s.reachableAfterHeal(h)
 				}
 			}
 		}
 	}
+}
+
+// reachableAfterHeal is reachable for a host whose partition healed while
+// other partitions may still be in force: an observer still cut off from
+// h by one keeps (or, its pending detection voided by the new incident,
+// comes to) its declaration of h's death; the others see h alive again.
+// Healing one of two overlapping partitions used to revive h for every
+// observer, and observers still cut off from it never declared it dead.
+func (s *Sim) reachableAfterHeal(h *host) {
+	for _, o := range s.order {
+		if o == h || o.state == crashed {
+			continue
+		}
+		end, cut := s.partitionCut(o.name, h.name)
+		switch {
+		case !cut && h.declared[o.name]:
+			delete(h.declared, o.name)
+			s.push(&event{at: s.now + s.cfg.Detector.Heartbeat, kind: evAlive, host: o, peer: h})
+		case cut && !h.declared[o.name]:
+			if delay := s.detectDelay("detect-part", o, h); s.now+delay < end {
+				s.push(&event{at: s.now + delay, kind: evDetect, host: o, peer: h, inc: h.incident, part: true})
+			}
+		}
+	}
+}
+
+// partitionCut reports whether a partition in force separates hosts a
+// and b, and when the last such partition ends.
+func (s *Sim) partitionCut(a, b string) (end time.Duration, cut bool) {
+	for _, i := range s.active {
+		f := &s.cfg.Faults[i]
+		if f.Kind != experiment.FaultPartition {
+			continue
+		}
+		ga, gb := -1, -1
+		for gi, g := range f.Groups {
+			if slices.Contains(g, a) {
+				ga = gi
+			}
+			if slices.Contains(g, b) {
+				gb = gi
+			}
+		}
+		if ga >= 0 && gb >= 0 && ga != gb {
+			cut, end = true, max(end, f.At+f.For)
+		}
+	}
+	return end, cut
 }
 
 // linkFaultNote says what a delay, loss or corrupt fault does, for its

@@ -202,8 +202,12 @@ func (res *SoakResult) run(factor, slack int64) error {
 	res.admitUncorrupted(out.Trace)
 	if res.PreciseChecked {
 		arbitrary := c.Experiment.QueryClass() == ha.Arbitrary
+		lost := rec.LostInputs
+		if covered, ok := unionCoveredLoss(c.Experiment, ref.Trace, out.Trace); arbitrary && lost > 0 && ok {
+			lost = covered // soak_union.go
+		}
 		if (!arbitrary && (rec.Type != "precise" || rec.Missing+rec.Duplicates+rec.Wrong+rec.Spurious > 0)) ||
-			(arbitrary && rec.Missing+rec.Duplicates+rec.Spurious > 0 || rec.LostInputs > 0) {
+			(arbitrary && (rec.Missing+rec.Duplicates+rec.Spurious > 0 || lost > 0)) {
 			ex := rec.Explanations
 			if len(ex) > 3 {
 				ex = append(ex[:3:3], fmt.Sprintf("… %d more", len(rec.Explanations)-3))

@@ -151,15 +151,21 @@ func checkOutputs(exp, own, obs *ha.Deliveries) []checkOutput {
 		outs = append(outs, checkOutput{key: e.id.Key, own: at, arrived: a})
 	}
 	slices.SortStableFunc(outs, func(a, b checkOutput) int { return int(a.own - b.own) })
-	back := map[uint32]time.Duration{} // earliest arrival of outputs after the current own time
+	back := map[uint32]time.Duration{}      // earliest arrival of outputs after the current own time
+	afterLast := map[uint32]time.Duration{} // per key, the earliest arrival due after its last output
+	backAny := never                        // earliest arrival of any output after the current own time
 	for i := len(outs) - 1; i >= 0; {
 		j := i
 		for j >= 0 && outs[j].own == outs[i].own {
 			j--
 		}
 		for k := j + 1; k <= i; k++ {
-			outs[k].back = never
-			if at, ok := back[outs[k].key]; ok {
+			key := outs[k].key
+			if _, ok := afterLast[key]; !ok {
+				afterLast[key] = backAny
+			}
+			outs[k].back = afterLast[key] // none of the key's later outputs came
+			if at, ok := back[key]; ok {
 				outs[k].back = at
 			}
 		}
@@ -167,6 +173,9 @@ func checkOutputs(exp, own, obs *ha.Deliveries) []checkOutput {
 			if a := outs[k].arrived; a != never {
 				if at, ok := back[outs[k].key]; !ok || a < at {
 					back[outs[k].key] = a
+				}
+				if backAny == never || a < backAny {
+					backAny = a
 				}
 			}
 		}

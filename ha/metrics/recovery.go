@@ -224,19 +224,28 @@ func loneEvent(ts []timing, i, j int, tol time.Duration, real bool) bool {
 }
 
 // endAbsences ends a missing output's absence when a later output of its
-// key arrives (never when none did): it scans backwards keeping the
-// earliest arrival per key of outputs due strictly later.
+// key arrives — or, when none of its key's later outputs arrives, when an
+// output due after its key's last one arrives (every later expected
+// output is then delivered: a sparse key cannot come back). It scans
+// backwards keeping the earliest arrival per key, and of any key, of
+// outputs due strictly later.
 func endAbsences(ts []timing) {
 	next := map[uint32]time.Duration{}
+	afterLast := map[uint32]time.Duration{} // per key, the earliest arrival due after its last output
+	nextAny := never
 	for i := len(ts) - 1; i >= 0; {
 		j := i // ts[j+1..i] share one own time
 		for j >= 0 && ts[j].own == ts[i].own {
 			j--
 		}
 		for k := j + 1; k <= i; k++ {
+			key := ts[k].key
+			if _, ok := afterLast[key]; !ok {
+				afterLast[key] = nextAny
+			}
 			if ts[k].miss {
-				ts[k].offEnd = never
-				if at, ok := next[ts[k].key]; ok {
+				ts[k].offEnd = afterLast[key]
+				if at, ok := next[key]; ok {
 					ts[k].offEnd = at
 				}
 			}
@@ -245,6 +254,9 @@ func endAbsences(ts []timing) {
 			if a := ts[k].arrived; a != never {
 				if at, ok := next[ts[k].key]; !ok || a < at {
 					next[ts[k].key] = a
+				}
+				if nextAny == never || a < nextAny {
+					nextAny = a
 				}
 			}
 		}
