@@ -42,10 +42,15 @@ var plantBudgets = map[string]plantBudget{
 	"replay-keeps-hold":         {seed: 1, strategies: []string{"passive-standby"}, runs: 220, foundAt: 109},
 	"no-end-repair":             {seed: 1, strategies: []string{"active-standby"}, runs: 200, foundAt: 93},
 	"no-catch-up-merge":         {seed: 1, strategies: []string{"passive-standby"}, runs: 1100, foundAt: 742},
-	"any-role-holds-for-resume": {seed: 1, strategies: []string{"amnesia"}, runs: 40, foundAt: 15},
+	"any-role-holds-for-resume": {notFound: "masked by the fix stale-hold: a takeover drops every hold, so a hold started before it never outlives it; guarded by the interaction script only_primary_holds (planted with stale-hold)"},
 	"minority-restart":          {seed: 1, strategies: []string{"passive-standby"}, runs: 220, foundAt: 107},
-	"no-upstream-resume":        {seed: 1, strategies: []string{"amnesia"}, runs: 10, foundAt: 0},
+	"no-upstream-resume":        {seed: 1, strategies: []string{"amnesia"}, runs: 290, foundAt: 143},
 	"no-missed-route-query":     {seed: 1, strategies: []string{"upstream-backup"}, runs: 250, foundAt: 123},
+	// Liveness after group partitions: seed 1 finds it within 200 runs
+	// of neither amnesia nor upstream backup.
+	"hold-for-told-route": {seed: 5, strategies: []string{"active-standby"}, runs: 110, foundAt: 54},
+	"stale-hold": {notFound: masked + "a takeover's announcement reaching the upstream primary, the resume lost, and two takeovers " +
+		"of the upstream fragment before it is asked again; guarded by the interaction script stale_hold"},
 	// Not found in 150 runs of each of the five strategies (seed 1, 750
 	// runs): each is guarded by the named test instead, and the note says
 	// what keeps the swarm from it.

@@ -1,0 +1,25 @@
+package ha
+
+// Planted bugs 56–59: liveness after adjacent failures and group
+// partitions (each undoes the fix named).
+const (
+	// PlantStaleHold undoes the reset of output holds at a takeover
+	// (TakeOver): a host that held its output for a new downstream
+	// primary while it was primary, was fenced before that primary's
+	// resume came (the resume went to its successor), and takes its
+	// fragment over again later keeps holding its output for that
+	// resume, which never comes.
+	PlantStaleHold Planted = 1 << 56
+	// PlantHoldForToldRoute undoes the rule that only a takeover's
+	// announcement starts a hold (onRoute): a primary that learns its
+	// downstream fragment's primary late, from a route told or an answer
+	// to its route query (after a heal, the new primary long caught up),
+	// holds its output for a resume that was sent to another host and
+	// answered there.
+	PlantHoldForToldRoute Planted = 1 << 58
+)
+
+func init() {
+	plantedNames[PlantStaleHold] = "stale-hold"
+	plantedNames[PlantHoldForToldRoute] = "hold-for-told-route"
+}
