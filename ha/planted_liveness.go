@@ -10,6 +10,13 @@ const (
 	// fragment over again later keeps holding its output for that
 	// resume, which never comes.
 	PlantStaleHold Planted = 1 << 56
+	// PlantDedupByID undoes upstream backup's de-duplication by id and
+	// event time (upstreambackup/records.go): an output is dropped when
+	// its id alone was received, so a replacement that rebuilt its state
+	// from a shorter history (its upstream failed too) has its new outputs
+	// dropped under the ids they share with old ones, and a key's output
+	// stalls until its count passes the old one.
+	PlantDedupByID Planted = 1 << 57
 	// PlantHoldForToldRoute undoes the rule that only a takeover's
 	// announcement starts a hold (onRoute): a primary that learns its
 	// downstream fragment's primary late, from a route told or an answer
@@ -21,5 +28,6 @@ const (
 
 func init() {
 	plantedNames[PlantStaleHold] = "stale-hold"
+	plantedNames[PlantDedupByID] = "dedup-by-id"
 	plantedNames[PlantHoldForToldRoute] = "hold-for-told-route"
 }

@@ -46,9 +46,10 @@ var plantBudgets = map[string]plantBudget{
 	"minority-restart":          {seed: 1, strategies: []string{"passive-standby"}, runs: 220, foundAt: 107},
 	"no-upstream-resume":        {seed: 1, strategies: []string{"amnesia"}, runs: 290, foundAt: 143},
 	"no-missed-route-query":     {seed: 1, strategies: []string{"upstream-backup"}, runs: 250, foundAt: 123},
-	// Liveness after group partitions: seed 1 finds it within 200 runs
-	// of neither amnesia nor upstream backup.
+	// Liveness after adjacent failures and group partitions: seed 1 finds
+	// neither within 200 runs of amnesia or upstream backup.
 	"hold-for-told-route": {seed: 5, strategies: []string{"active-standby"}, runs: 110, foundAt: 54},
+	"dedup-by-id":         {seed: 2222, strategies: []string{"upstream-backup"}, runs: 170, foundAt: 84},
 	"stale-hold": {notFound: masked + "a takeover's announcement reaching the upstream primary, the resume lost, and two takeovers " +
 		"of the upstream fragment before it is asked again; guarded by the interaction script stale_hold"},
 	// Not found in 150 runs of each of the five strategies (seed 1, 750
