@@ -24,10 +24,17 @@ const (
 	// holds its output for a resume that was sent to another host and
 	// answered there.
 	PlantHoldForToldRoute Planted = 1 << 58
+	// PlantFreshDropsHeld undoes takeHeldBefore (node_repair.go): a host
+	// that restarted empty and held its live input until the upstream's
+	// first replay answered drops the held tuples the replay's start
+	// passes over — under amnesia, whose upstream retains nothing, every
+	// tuple that arrived while the resume was on its way.
+	PlantFreshDropsHeld Planted = 1 << 59
 )
 
 func init() {
 	plantedNames[PlantStaleHold] = "stale-hold"
 	plantedNames[PlantDedupByID] = "dedup-by-id"
 	plantedNames[PlantHoldForToldRoute] = "hold-for-told-route"
+	plantedNames[PlantFreshDropsHeld] = "fresh-drops-held"
 }

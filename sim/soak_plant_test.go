@@ -46,10 +46,11 @@ var plantBudgets = map[string]plantBudget{
 	"minority-restart":          {seed: 1, strategies: []string{"passive-standby"}, runs: 220, foundAt: 107},
 	"no-upstream-resume":        {seed: 1, strategies: []string{"amnesia"}, runs: 290, foundAt: 143},
 	"no-missed-route-query":     {seed: 1, strategies: []string{"upstream-backup"}, runs: 250, foundAt: 123},
-	// Liveness after adjacent failures and group partitions: seed 1 finds
-	// neither within 200 runs of amnesia or upstream backup.
+	// Liveness after adjacent failures, group partitions and long loss:
+	// seed 1 finds none within 200 runs of amnesia or upstream backup.
 	"hold-for-told-route": {seed: 5, strategies: []string{"active-standby"}, runs: 110, foundAt: 54},
 	"dedup-by-id":         {seed: 2222, strategies: []string{"upstream-backup"}, runs: 170, foundAt: 84},
+	"fresh-drops-held":    {seed: 4242, strategies: []string{"amnesia"}, runs: 370, foundAt: 182},
 	"stale-hold": {notFound: masked + "a takeover's announcement reaching the upstream primary, the resume lost, and two takeovers " +
 		"of the upstream fragment before it is asked again; guarded by the interaction script stale_hold"},
 	// Not found in 150 runs of each of the five strategies (seed 1, 750
