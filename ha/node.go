@@ -139,7 +139,7 @@ type Node struct {
 	// takeover re-check (node_recheck.go)
 	rc recheck
 	// rate limits of route queries and stale-route replies
-	routeAsked map[int]uint64        // fragment -> epoch last asked for
+	routeAsked map[int]routeAsk      // fragment -> epoch last asked for, and when
 	toldStale  map[toldKey]toldRoute // (host, fragment) -> route last told, and when
 	// routes that would fence this node or jump epochs, waiting for
 	// their primary's confirmation (node_confirm.go), per fragment

@@ -159,19 +159,33 @@ func (n *Node) staleData(m *Message) {
 }
 
 // askRoute asks the sender of m, which carries an epoch of its fragment
-// newer than this node knows, for its route (once per epoch): this node
-// missed the route of a takeover.
+// newer than this node knows, for its route: this node missed the route
+// of a takeover. It asks once per epoch, and again at most once per
+// retellAfter while such messages keep coming: the query or its answer
+// may be lost too, and nothing else tells this node (the new primary
+// believes its announcement arrived), so one lost query dropped the new
+// primary's data for good.
 func (n *Node) askRoute(m *Message) {
 	if n.planted.Has(PlantNoMissedRouteQuery) {
 		return
 	}
 	if n.routeAsked == nil {
-		n.routeAsked = map[int]uint64{}
+		n.routeAsked = map[int]routeAsk{}
 	}
-	if e, ok := n.routeAsked[m.Frag]; !ok || e < m.Epoch {
-		n.routeAsked[m.Frag] = m.Epoch
+	now := n.env.Now()
+	a, ok := n.routeAsked[m.Frag]
+	again := a.epoch == m.Epoch && now-a.at >= retellAfter && !n.planted.Has(PlantRouteAskedOnce)
+	if !ok || a.epoch < m.Epoch || again {
+		n.routeAsked[m.Frag] = routeAsk{epoch: m.Epoch, at: now}
 		n.Send(m.From, &Message{Kind: KindRoute, Type: RouteQueryType})
 	}
+}
+
+// routeAsk is the newest epoch of a fragment this node asked a route for,
+// and when.
+type routeAsk struct {
+	epoch uint64
+	at    time.Duration
 }
 
 // A node learns a neighbour fragment's new route from its new primary's

@@ -1,7 +1,7 @@
 package ha
 
-// Planted bugs 56–59: liveness after adjacent failures and group
-// partitions (each undoes the fix named).
+// Planted bugs 54 and 56–59: liveness after adjacent failures, group
+// partitions and loss (each undoes the fix named).
 const (
 	// PlantStaleHold undoes the reset of output holds at a takeover
 	// (TakeOver): a host that held its output for a new downstream
@@ -30,6 +30,11 @@ const (
 	// passes over — under amnesia, whose upstream retains nothing, every
 	// tuple that arrived while the resume was on its way.
 	PlantFreshDropsHeld Planted = 1 << 59
+	// PlantRouteAskedOnce undoes the repeated route query (askRoute): a
+	// node that drops data of an epoch it does not know asks the sender
+	// for its route once per epoch, and when the query or its answer is
+	// lost it drops the new primary's data to the end of the run.
+	PlantRouteAskedOnce Planted = 1 << 54
 )
 
 func init() {
@@ -37,4 +42,5 @@ func init() {
 	plantedNames[PlantDedupByID] = "dedup-by-id"
 	plantedNames[PlantHoldForToldRoute] = "hold-for-told-route"
 	plantedNames[PlantFreshDropsHeld] = "fresh-drops-held"
+	plantedNames[PlantRouteAskedOnce] = "route-asked-once"
 }

@@ -51,6 +51,7 @@ var plantBudgets = map[string]plantBudget{
 	"hold-for-told-route": {seed: 5, strategies: []string{"active-standby"}, runs: 110, foundAt: 54},
 	"dedup-by-id":         {seed: 2222, strategies: []string{"upstream-backup"}, runs: 170, foundAt: 84},
 	"fresh-drops-held":    {seed: 4242, strategies: []string{"amnesia"}, runs: 370, foundAt: 182},
+	"route-asked-once":    {seed: 4242, strategies: []string{"passive-standby"}, runs: 10, foundAt: 4},
 	"stale-hold": {notFound: masked + "a takeover's announcement reaching the upstream primary, the resume lost, and two takeovers " +
 		"of the upstream fragment before it is asked again; guarded by the interaction script stale_hold"},
 	// Not found in 150 runs of each of the five strategies (seed 1, 750
