@@ -385,6 +385,15 @@ func (h *hooks) onRestore(m *ha.Message) {
 		}
 		return
 	}
+	ordered := !n.Planted().Has(ha.PlantRollbackEpochLocal)
+	if e := n.Route(n.Frag()).Epoch; ordered && e > m.Seq {
+		// A newer rollback restarted this fragment already (its epoch is
+		// its generation): this order waited while this host was paused
+		// or cut off.
+		n.Trace(ha.Event{Kind: ha.EvNote, Peer: m.From, Seq: m.Seq,
+			Note: fmt.Sprintf("restore of global rollback %d ignored: the fragment is at epoch %d, restarted by a newer rollback", m.Seq, e)})
+		return
+	}
 	s, err := decodeSnapshot(m.Body)
 	if err == nil && s.Frag != uint64(n.Frag()) {
 		err = fmt.Errorf("snapshot of fragment %d, this host serves %d", s.Frag, n.Frag())
@@ -423,7 +432,15 @@ func (h *hooks) onRestore(m *ha.Message) {
 		note = fmt.Sprintf("global rollback %d: no completed checkpoint, restarting empty", m.Seq)
 	}
 	n.Trace(ha.Event{Kind: ha.EvRestore, Peer: m.From, Seq: s.ID, N: int64(len(m.Body)), Note: note})
-	n.TakeOver(ha.TakeoverOptions{})
+	// The epoch is the rollback's generation: a host that restores for
+	// an older rollback after a newer one restarted its fragment elsewhere
+	// (it was paused or cut off meanwhile) never outranks that newer
+	// restart, whose epoch counts from another host's view.
+	o := ha.TakeoverOptions{}
+	if ordered {
+		o.MinEpoch = m.Seq
+	}
+	n.TakeOver(o)
 	n.Send(m.From, ack)
 }
 

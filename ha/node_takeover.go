@@ -40,6 +40,12 @@ type TakeoverOptions struct {
 	Receivers []string
 	// NoResume skips asking the upstreams to redirect and replay.
 	NoResume bool
+	// MinEpoch is the least epoch the new route takes (it takes the
+	// current one plus one when that is more): a strategy whose takeovers
+	// follow one global order, as global checkpoint's rollback
+	// generations, puts a newer one above every older one, whichever
+	// epoch each host had seen.
+	MinEpoch uint64
 }
 
 // TakeOver makes this node the primary of its fragment at a new epoch,
@@ -51,7 +57,7 @@ func (n *Node) TakeOver(o TakeoverOptions) {
 	if recv == nil {
 		recv = []string{n.host}
 	}
-	r := Route{Frag: n.frag, Epoch: old.Epoch + 1, Primary: n.host, Receivers: recv, ResetSeq: o.ResetSeq, Resume: !o.NoResume}
+	r := Route{Frag: n.frag, Epoch: max(old.Epoch+1, o.MinEpoch), Primary: n.host, Receivers: recv, ResetSeq: o.ResetSeq, Resume: !o.NoResume}
 	n.routes[n.frag] = r
 	n.fenced = false
 	if !n.planted.Has(PlantStaleHold) {

@@ -1,7 +1,7 @@
 package ha
 
-// Planted bugs 54 and 56–59: liveness after adjacent failures, group
-// partitions and loss (each undoes the fix named).
+// Planted bugs 52, 54 and 56–59: liveness after adjacent failures, group
+// partitions, loss and rollbacks (each undoes the fix named).
 const (
 	// PlantStaleHold undoes the reset of output holds at a takeover
 	// (TakeOver): a host that held its output for a new downstream
@@ -35,6 +35,13 @@ const (
 	// for its route once per epoch, and when the query or its answer is
 	// lost it drops the new primary's data to the end of the run.
 	PlantRouteAskedOnce Planted = 1 << 54
+	// PlantRollbackEpochLocal undoes global checkpoint's rollback epochs
+	// (globalcheckpoint/hooks.go): a host that restores for a rollback
+	// takes its fragment over at the epoch after the one it knows, so a
+	// host paused through a newer rollback restores for the older one
+	// when it resumes, ties with the newer restart's epoch and fences it;
+	// checkpoints then never complete and the sink releases nothing.
+	PlantRollbackEpochLocal Planted = 1 << 52
 )
 
 func init() {
@@ -43,4 +50,5 @@ func init() {
 	plantedNames[PlantHoldForToldRoute] = "hold-for-told-route"
 	plantedNames[PlantFreshDropsHeld] = "fresh-drops-held"
 	plantedNames[PlantRouteAskedOnce] = "route-asked-once"
+	plantedNames[PlantRollbackEpochLocal] = "rollback-epoch-local"
 }
