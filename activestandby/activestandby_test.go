@@ -16,6 +16,9 @@ import (
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 	"github.com/streamha/streamha/upstreambackup"
+
+	// The whole registry: a test lists it.
+	_ "github.com/streamha/streamha/strategies/all"
 )
 
 // chain is a short version of the default experiment: source → A (filter +

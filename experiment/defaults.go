@@ -45,3 +45,52 @@ const (
 	// DefaultSuspicionMult is hashicorp/memberlist's LAN default.
 	DefaultSuspicionMult = 4
 )
+
+// fillDefaults gives every field left out its default from the table above.
+func (e *Experiment) fillDefaults() {
+	if e.Name == "" {
+		e.Name = DefaultName
+	}
+	if e.Spares == nil {
+		spares := DefaultSpares
+		e.Spares = &spares
+	}
+	if e.Duration == 0 {
+		e.Duration = Duration(DefaultDuration)
+	}
+	if e.Drain == 0 {
+		e.Drain = Duration(DefaultDrain)
+	}
+	s := &e.Source
+	if s.Value.Dist == "" {
+		s.Value.Dist = DefaultValueDist
+		if s.Value.Max == 0 && s.Value.Min == 0 {
+			s.Value.Max = DefaultValueMax
+		}
+	}
+	if s.Arrival == "" {
+		s.Arrival = DefaultArrival
+	}
+	if s.Batch == 0 {
+		s.Batch = Duration(DefaultBatch)
+	}
+	if s.Streams == 0 {
+		s.Streams = DefaultStreams
+	}
+	if e.CPU == (CPUConfig{}) {
+		e.CPU = CPUConfig{PerOp: Duration(DefaultPerOp), PerByte: Duration(DefaultPerByte), PerEvent: Duration(DefaultPerEvent)}
+	}
+	d := &e.Detector
+	if d.Heartbeat == 0 {
+		d.Heartbeat = Duration(DefaultHeartbeat)
+	}
+	if d.Timeout == 0 {
+		d.Timeout = Duration(DefaultTimeout)
+	}
+	if d.Model == "" {
+		d.Model = DefaultModel
+	}
+	if d.SuspicionMult == 0 {
+		d.SuspicionMult = DefaultSuspicionMult
+	}
+}

@@ -5,8 +5,10 @@
 // stay within (NormalLimits, LargeLimits), the deployment topology a
 // strategy gets, the fault schedule resolved against it, and the seeded
 // random sources that make a run a pure function of (experiment, seed).
+// A sweep (Sweep, sweep.go) is a family of experiments: a base experiment,
+// swept parameters and seeds, each point's Experiment built from them.
 //
-// The simulator (sim), the cluster runtime (ha/cluster) and the in-process
-// runtime (ha/inproc) all build their runs from an Experiment; none of them
+// The simulator (sim), the cluster runtime (cluster) and the in-process
+// runtime (inproc) all build their runs from an Experiment; none of them
 // imports another.
 package experiment

@@ -1,9 +1,14 @@
 package experiment
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/streamha/streamha/ha"
 )
 
 // FaultKind names a fault.
@@ -60,4 +65,70 @@ func SeededPCG(seed uint64, labels ...string) *rand.PCG {
 		h.Write([]byte{0})
 	}
 	return rand.NewPCG(seed, h.Sum64())
+}
+
+// Schedule resolves the fault schedule against topo, the deployment of
+// strategy: every host a fault names must exist in it.
+func (e *Experiment) Schedule(topo *ha.Topology, strategy string) ([]Fault, error) {
+	var out []Fault
+	hosts := topo.Hosts()
+	for i, f := range e.Faults {
+		sf := Fault{At: f.At.D(), For: f.For.D()}
+		switch {
+		case f.Crash != "":
+			sf.Kind, sf.Host = FaultCrash, f.Crash
+		case f.Pause != "":
+			sf.Kind, sf.Host = FaultPause, f.Pause
+		case f.Partition != nil:
+			sf.Kind, sf.Groups = FaultPartition, f.Partition
+		case f.Delay != nil:
+			sf.Kind, sf.From, sf.To, sf.Delay = FaultDelay, f.Delay.From, f.Delay.To, f.Delay.Extra.D()
+		case f.Loss != nil:
+			sf.Kind, sf.From, sf.To, sf.Loss = FaultLoss, f.Loss.From, f.Loss.To, f.Loss.P
+		case f.Corrupt != nil:
+			sf.Kind, sf.From, sf.To, sf.Loss = FaultCorrupt, f.Corrupt.From, f.Corrupt.To, f.Corrupt.P
+		}
+		for _, h := range append([]string{sf.Host, sf.From, sf.To}, slices.Concat(sf.Groups...)...) {
+			if h != "" && !slices.Contains(hosts, h) {
+				return nil, fmt.Errorf("%w: faults[%d]: node %q does not exist under strategy %s (it has %d hosts per node: raise spares)",
+					ErrConfig, i, h, strategy, len(topo.Frags[0].Hosts))
+			}
+		}
+		out = append(out, sf)
+	}
+	return out, nil
+}
+
+// FaultDescriptions describes the fault schedule in words.
+func (e *Experiment) FaultDescriptions() []string {
+	out := []string{}
+	for _, f := range e.Faults {
+		at := f.At.D().String()
+		switch {
+		case f.Crash != "":
+			out = append(out, fmt.Sprintf("crash %s at %s", f.Crash, at))
+		case f.Pause != "":
+			out = append(out, fmt.Sprintf("pause %s at %s for %s", f.Pause, at, f.For.D()))
+		case f.Partition != nil:
+			var gs []string
+			for _, g := range f.Partition {
+				gs = append(gs, "["+strings.Join(g, " ")+"]")
+			}
+			out = append(out, fmt.Sprintf("partition %s at %s for %s", strings.Join(gs, " | "), at, f.For.D()))
+		case f.Delay != nil:
+			out = append(out, fmt.Sprintf("delay %s→%s +%s at %s for %s", any1(f.Delay.From), any1(f.Delay.To), f.Delay.Extra.D(), at, f.For.D()))
+		case f.Loss != nil:
+			out = append(out, fmt.Sprintf("loss %s→%s p=%g at %s for %s", any1(f.Loss.From), any1(f.Loss.To), f.Loss.P, at, f.For.D()))
+		case f.Corrupt != nil:
+			out = append(out, fmt.Sprintf("corrupt %s→%s p=%g at %s for %s", any1(f.Corrupt.From), any1(f.Corrupt.To), f.Corrupt.P, at, f.For.D()))
+		}
+	}
+	return out
+}
+
+func any1(s string) string {
+	if s == "" {
+		return "*"
+	}
+	return s
 }

@@ -7,17 +7,6 @@ import (
 	"time"
 )
 
-// InputHook is an optional capability of Hooks: it sees every input tuple
-// that passed the sequence-number duplicate filter, before processing, and
-// may drop it by returning false (deduplication by output id, for example).
-// Each port's tuples come in seq order; the two ports of a fragment that
-// is catching up come merged by event time (node_merge.go), otherwise in
-// arrival order. A strategy can turn it off and on again with
-// Node.SetInputHook.
-type InputHook interface {
-	Input(t *Tuple) bool
-}
-
 // NodeConfig configures a node.
 type NodeConfig struct {
 	Host     string
@@ -49,7 +38,8 @@ type inPort struct {
 
 // Node is one host's single-threaded state machine. The driver (simulator
 // or cluster runtime) calls Start, Deliver, Fire, PeerDown and PeerUp one at
-// a time; the node acts only through its Env.
+// a time; the node acts only through its Env. Drivers use the methods of
+// Driver (driver.go), a strategy's hooks those of Runtime (strategy.go).
 type Node struct {
 	host       string
 	frag       int

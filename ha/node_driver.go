@@ -7,7 +7,7 @@ import (
 // ---- driver entry points ----
 
 // GenTimer is the timer a source node sets to emit what is due; runtimes
-// that account for pending work (ha/inproc) recognise it by this name.
+// that account for pending work (inproc) recognise it by this name.
 const GenTimer = "ha.gen"
 
 // Start runs when the run begins.

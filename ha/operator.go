@@ -60,24 +60,6 @@ type Operator interface {
 	Restore(snap []byte) error
 }
 
-// Horizon is implemented by stateful operators that can say which input
-// still affects their state: the oldest event time (ns) any retained state
-// depends on. ok is false when no state is held. Upstream backup's level-1
-// acknowledgements are derived from it. Stateless operators need not
-// implement it.
-type Horizon interface {
-	Oldest() (eventTime int64, ok bool)
-}
-
-// Incremental is implemented by operators that can checkpoint only what
-// changed: SnapshotDelta returns the changes since the previous Snapshot or
-// SnapshotDelta call, and ApplyDelta applies such a delta on top of restored
-// state.
-type Incremental interface {
-	SnapshotDelta() ([]byte, error)
-	ApplyDelta(delta []byte) error
-}
-
 // Sizer is implemented by stateful operators that can report how many state
 // entries they hold (keys times open windows, buffered tuples, ...).
 type Sizer interface {

@@ -25,7 +25,7 @@ const haImport = "github.com/streamha/streamha/ha"
 // runtimeDirs are the packages that import ha to drive nodes with real
 // time and I/O: the two real runtimes and the CLI. (The sweep runner,
 // package sweep, runs points on a pool of goroutines; it does not import ha.)
-var runtimeDirs = []string{filepath.Join("ha", "cluster"), filepath.Join("ha", "inproc"), filepath.Join("cmd", "streamha")}
+var runtimeDirs = []string{"cluster", "inproc", filepath.Join("cmd", "streamha")}
 
 var forbiddenTime = map[string]bool{
 	"Now": true, "Sleep": true, "After": true, "AfterFunc": true, "Tick": true,

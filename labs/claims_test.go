@@ -410,7 +410,7 @@ func TestLab3SweepFileIsTheChecksSweep(t *testing.T) {
 	l := get(t, 3)
 	b, err := l.File("sweep.yaml")
 	require.NoError(t, err)
-	spec, err := sim.ParseSweepFile(b, "sweep.yaml")
+	spec, err := experiment.ParseSweepFile(b, "sweep.yaml")
 	require.NoError(t, err)
 	require.Len(t, spec.Params, 2)
 	assert.Equal(t, "experiment.yaml", spec.Experiment)

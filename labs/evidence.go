@@ -162,3 +162,13 @@ func ratioOf(p *float64) float64 {
 
 // seconds formats a time in ms as seconds with three decimals.
 func seconds(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 3, 64) }
+
+// hostStat is one host's end-of-run counter.
+func hostStat(trace *ha.Trace, host string, f func(*ha.NodeStats) int64) int64 {
+	for _, e := range trace.Events() {
+		if e.Kind == ha.EvStats && e.Stats != nil && e.Host == host {
+			return f(e.Stats)
+		}
+	}
+	return 0
+}

@@ -24,7 +24,7 @@ func TestLab6RecomputesFromTheTraces(t *testing.T) {
 	e, err := experiment.Load("06-real-crashes/experiment.yaml")
 	require.NoError(t, err)
 	var faulty, ref *ha.Trace
-	_, err = sim.CompareWith(e, []string{labs.Lab6Strategy}, sim.CompareOptions{Faulty: func(f sim.FaultyRun) error {
+	_, err = sim.CompareWith(e, []string{labs.Lab6Strategy}, sim.CompareOptions{Faulty: func(f metrics.FaultyRun) error {
 		faulty, ref = f.Trace, f.Reference
 		return nil
 	}})

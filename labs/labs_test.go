@@ -134,6 +134,18 @@ func TestLab1WindowStartWithOrWithoutUnit(t *testing.T) {
 	assert.False(t, verdict(t, res, "q3").Right)
 }
 
+// TestLab2SourceIDWithOrWithoutStream reads a bare tuple number as the
+// source id the explanations print (the source has one stream).
+func TestLab2SourceIDWithOrWithoutStream(t *testing.T) {
+	l, err := labs.Get(2)
+	require.NoError(t, err)
+	for ans, right := range map[string]bool{"s0:3098": true, "3098": true, " 3098 ": true, "3099": false, "s1:3098": false} {
+		res, err := l.Check(labs.Answers{"q3": {ans}}, opts())
+		require.NoError(t, err)
+		assert.Equal(t, right, verdict(t, res, "q3").Right, "%q: %s", ans, verdict(t, res, "q3").Why)
+	}
+}
+
 func TestCheckCorrectAndWrongAnswers(t *testing.T) {
 	for _, l := range labs.All() {
 		if l.N == 5 {
@@ -198,26 +210,47 @@ func TestWrongAnswersNameTheConfusion(t *testing.T) {
 		lab      int
 		key, ans string
 		want     string
+		with     labs.Answers // other answers the question needs (lab 6's cluster result)
 	}{
-		{2, "q2", "546", "the whole replay"},
-		{2, "q4", "293", "number of duplicates"},
-		{1, "q5", "8", "counts damaged outputs"},
-		{3, "q1", "1.034", "ratio cpu×"},
-		{4, "q1", "convergent", "still differ when the run ends"},
-		{4, "q2", "658", "the replay A.1 sent B"},
-		{4, "q3", "k00#3216", "where A.1's chain first took another input"},
-		{4, "q4", "k00#3426", "the first wrong delivery"},
-		{4, "q6", "1.68", "without shipping"},
-		{7, "q7", "3151", "longest silence"},
+		{1, "q4", "k02|w=3s", "lost fewer source tuples than another", nil},
+		{1, "q5", "556", "reach no output even without a failure", nil},
+		{1, "q6", "224", "took over; detection comes before", nil},
+		{1, "q6", "222", "the host that took over, declared B dead", nil},
+		{2, "q4", "0", "the position the replay starts from", nil},
+		{2, "q2", "287", "'and N more'", nil},
+		{4, "q2", "5196", "'and N more'", nil},
+		{7, "q4", "2815", "'and N more'", nil},
+		{3, "q1", "3", "rounded to two decimals", nil},
+		{3, "q3", "770.5", "mean recovery time", nil},
+		{6, "q3", "612.3", "your cluster run's recovery", labs.Answers{"q1": {"cluster-result.json"}}},
+		{6, "q5", "331.6", "the simulator's detection", labs.Answers{"q1": {"cluster-result.json"}}},
+		{7, "q1", "75", "took over; detection comes before", nil},
+		{7, "q1", "72.9", "the host that took over, declared B dead", nil},
+		{7, "q5", "71", "superseded by a newer epoch", nil},
+		{7, "q5", "72", "every line with", nil},
+		{2, "q2", "546", "the whole replay", nil},
+		{2, "q4", "293", "number of duplicates", nil},
+		{1, "q5", "8", "counts damaged outputs", nil},
+		{3, "q1", "1.034", "ratio cpu×", nil},
+		{4, "q1", "convergent", "still differ when the run ends", nil},
+		{4, "q2", "658", "the replay A.1 sent B", nil},
+		{4, "q3", "k00#3216", "where A.1's chain first took another input", nil},
+		{4, "q4", "k00#3426", "the first wrong delivery", nil},
+		{4, "q6", "1.68", "without shipping", nil},
+		{7, "q7", "3151", "longest silence", nil},
 	}
 	for _, tt := range tests {
 		l, err := labs.Get(tt.lab)
 		require.NoError(t, err)
-		res, err := l.Check(labs.Answers{tt.key: {tt.ans}}, opts())
+		a := labs.Answers{tt.key: {tt.ans}}
+		for k, v := range tt.with {
+			a[k] = v
+		}
+		res, err := l.Check(a, opts())
 		require.NoError(t, err)
 		for _, v := range res.Verdicts {
 			if v.Key == tt.key {
-				assert.False(t, v.Right)
+				assert.False(t, v.Right, "lab %d %s %s", tt.lab, tt.key, tt.ans)
 				assert.Contains(t, v.Why, tt.want, "lab %d %s", tt.lab, tt.key)
 				assert.Contains(t, v.Why, "Where to look")
 			}
@@ -429,7 +462,7 @@ func TestLab5WithoutStrategyRegistered(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, res.AllRight())
 	require.NotEmpty(t, res.Failed)
-	assert.Contains(t, res.Failed[0], "strategies/all/all.go")
+	assert.Contains(t, res.Failed[0], "cmd/streamha/lab_strategies.go")
 }
 
 // TestLab5EndToEnd copies the module, puts the pristine skeleton in place
@@ -485,8 +518,8 @@ func TestLab5EndToEnd(t *testing.T) {
 	assert.NotContains(t, text, `"gap"`, "a wrong answer is not told the expected one")
 
 	// The solution registers its capabilities in its own package alone
-	// (strategies/all already imports it): it is then soaked, modelled and
-	// held to its own conformance claims like a built-in strategy.
+	// (the streamha command imports it): it is then soaked and modelled
+	// like a built-in strategy.
 	soak := exec.Command(bin, "soak", "--strategy", "my-strategy", "--runs", "30", "--no-progress", "--json",
 		"--out", filepath.Join(t.TempDir(), "soak"))
 	soak.Dir = dst
@@ -521,12 +554,24 @@ func TestLab5EndToEnd(t *testing.T) {
 	require.Len(t, res.Runs, 1)
 	assert.Positive(t, res.Runs[0].Model["replay_ms"], "the report models my-strategy's replay")
 
-	conf := exec.Command(goBin, "test", "./strategies/conformance", "-run", "TestRegisteredStrategiesConform/my-strategy")
-	conf.Dir = dst
-	conf.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
-	out, err = conf.CombinedOutput()
-	require.NoError(t, err, string(out))
-	assert.Contains(t, string(out), "ok")
+	// A student's code that does not compile breaks the streamha
+	// command's build, which names the file, and nothing else: the
+	// production registry and the packages built on it still build.
+	b, err = os.ReadFile("testdata/lab5-skeleton/mystrategy.go")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(skeleton, append(b, "\nfunc broken() { undefinedByTheStudent() }\n"...), 0o644))
+	goCmd := func(args ...string) (string, error) {
+		cmd := exec.Command(goBin, args...)
+		cmd.Dir = dst
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	text, err = goCmd("build", "-o", filepath.Join(t.TempDir(), "streamha"), "./cmd/streamha")
+	require.Error(t, err, text)
+	assert.Contains(t, text, "mystrategy.go")
+	text, err = goCmd("build", "./strategies/all", "./sim", "./reports", "./strategies/conformance")
+	require.NoError(t, err, text)
 }
 
 // TestShippedSkeletonIsThePristineCopy keeps labs/testdata/lab5-skeleton
@@ -599,5 +644,17 @@ func TestLab6RejectsFiguresTheDefinitionWouldNotProduce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEveryDiscussionReturnsToThePrediction keeps the outcome a
+// prediction asks for out of the Background: the handout discusses it
+// after the questions, once the student has checked the answers.
+func TestEveryDiscussionReturnsToThePrediction(t *testing.T) {
+	for _, l := range labs.All() {
+		h := l.Handout()
+		_, after, ok := strings.Cut(h, "## Questions")
+		require.True(t, ok, l.Dir)
+		assert.Contains(t, strings.Join(strings.Fields(after), " "), "after you checked your answers: was your prediction (p1) right", l.Dir)
 	}
 }

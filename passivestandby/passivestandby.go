@@ -191,7 +191,7 @@ func (s *Strategy) InitialReceivers(hosts []string) []string { return hosts[:1] 
 
 // Hooks implements ha.Strategy.
 func (s *Strategy) Hooks(n *ha.Node) ha.Hooks {
-	return &hooks{n: n, s: s, cfg: s.cfg, backupOf: map[string]string{}}
+	return &hooks{n: n, s: s, cfg: s.cfg, backupState: backupState{backupOf: map[string]string{}}}
 }
 
 // Report implements sim.Reporter: with checkpoint_interval auto, the

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/streamha/streamha/ha/classify"
-	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/ha/metrics"
 )
 
 // AnomaliesFile is the name of a strategy's anomaly list in a run
@@ -34,7 +34,7 @@ type anomalyLine struct {
 
 // writeAnomalies writes run's anomalies into dir and returns the number
 // written (no file when there are none).
-func writeAnomalies(dir string, run sim.FaultyRun) (int, error) {
+func writeAnomalies(dir string, run metrics.FaultyRun) (int, error) {
 	cls := run.Classes
 	exp, obs := run.Reference.Deliveries(), run.Trace.Deliveries()
 	var lines []anomalyLine

@@ -308,7 +308,7 @@ pre{background:#f6f6f6;padding:.8em;overflow-x:auto}code{background:#f6f6f6}
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{font-style:italic;color:#555}.note{color:#a33}
 .sw{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border-radius:2px;vertical-align:-.05em}
 dl.terms{display:grid;grid-template-columns:max-content 1fr;gap:.2em .8em;font-size:.9em}dl.terms dt{font-weight:600}dl.terms dd{margin:0}
-@media (max-width:600px){body{margin:1em auto;padding:0 .6em}dl.terms{display:block}dl.terms dd{margin:0 0 .5em 1em}code{overflow-wrap:anywhere}}`
+@media (max-width:600px){body{margin:1em auto;padding:0 .6em}.fig{overflow-x:auto}.fig svg{min-width:600px}dl.terms{display:block}dl.terms dd{margin:0 0 .5em 1em}code{overflow-wrap:anywhere}}`
 
 // html renders the document as one self-contained page: inline CSS,
 // inline SVG figures, no scripts, links or external assets.
@@ -331,7 +331,7 @@ func (d *document) html() []byte {
 		case bTable:
 			bl.table.html(&b)
 		case bFigure:
-			b.WriteString("<figure>\n" + inlineSVG(bl.fig.SVG) + "<figcaption>" + html.EscapeString(bl.fig.Title) + "</figcaption>\n")
+			b.WriteString("<figure>\n<div class=\"fig\">" + inlineSVG(bl.fig.SVG) + "</div><figcaption>" + html.EscapeString(bl.fig.Title) + "</figcaption>\n")
 			for _, n := range bl.fig.Notes {
 				b.WriteString("<p class=\"note\">note: " + html.EscapeString(n) + "</p>\n")
 			}

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
 )
 
 // writeRunDir saves a small comparison as `streamha run` does.
@@ -150,7 +150,7 @@ func editResult(t *testing.T, dir string, f func(*metrics.Result)) {
 }
 
 // writeSweepDir saves synthPoints as a sweep directory.
-func writeSweepDir(t *testing.T) (string, *sim.Sweep) {
+func writeSweepDir(t *testing.T) (string, *experiment.Sweep) {
 	t.Helper()
 	sw, ps := synthPoints()
 	dir := t.TempDir()

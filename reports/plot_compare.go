@@ -222,16 +222,17 @@ func shadeEpisode(p *plot.Plot, e episode, sks []runSketch, lo, hi float64) erro
 func compareMarks(e episode, sks []runSketch) (*plot.Plot, error) {
 	p := newPlot("", "", "", nil)
 	n := len(sks)
-	var ticks []plot.Tick
+	// Each row's tick names the strategy and, below it, the recovery of
+	// the episode in view: beside the bar the figure would cover the
+	// marks, which sit at the recovery's end when nothing was late.
+	ticks := make([]plot.Tick, n)
 	row := func(i int) float64 { return float64(n - 1 - i) }
 	for i, s := range sks {
-		ticks = append(ticks, plot.Tick{Value: row(i), Label: s.strategy})
+		ticks[i] = plot.Tick{Value: row(i), Label: s.strategy}
 	}
-	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
-	// Labels right of a point, and right-aligned ones at the panel's end
-	// (SVG drops leading spaces, so the gap is an offset).
-	texts := &plotter.Labels{Offset: vg.Point{X: vg.Points(6)}}
+	// Right-aligned labels at the panel's end (SVG drops trailing
+	// spaces, so the gap is an offset).
 	ends := &plotter.Labels{Offset: vg.Point{X: -vg.Points(3)}}
 	anyMark := false
 	for i, s := range sks {
@@ -277,7 +278,7 @@ func compareMarks(e episode, sks []runSketch) (*plot.Plot, error) {
 				if s.rec.Type != "precise" && s.rec.Type != "" {
 					label += " (" + s.rec.Label() + ")"
 				}
-				addText(texts, to, y, label, col, draw.XLeft)
+				ticks[i].Label += "\n" + label
 			case ep.NotRecovered:
 				addText(ends, e.to, y+0.3, fmt.Sprintf("not recovered (> %.1f s) →", ptrOr(ep.ObservedMs)/1e3), col, draw.XRight)
 			}
@@ -292,6 +293,7 @@ func compareMarks(e episode, sks []runSketch) (*plot.Plot, error) {
 			p.Add(sc)
 		}
 	}
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	for _, f := range e.faults {
 		l, err := plotter.NewLine(plotter.XYs{{X: f.t, Y: p.Y.Min}, {X: f.t, Y: p.Y.Max}})
 		if err != nil {
@@ -303,10 +305,8 @@ func compareMarks(e episode, sks []runSketch) (*plot.Plot, error) {
 	if !anyMark {
 		addText(ends, (e.from+e.to)/2, float64(n-1)/2, "no detection, takeover or recovery in this span", color.Gray{Y: 90}, draw.XCenter)
 	}
-	for _, l := range []*plotter.Labels{texts, ends} {
-		if len(l.XYs) > 0 {
-			p.Add(l)
-		}
+	if len(ends.XYs) > 0 {
+		p.Add(ends)
 	}
 	for _, k := range []markKind{markDetect, markTakeover, markCaughtUp, markRecovered} {
 		sc, err := plotter.NewScatter(plotter.XYs{{}})

@@ -17,6 +17,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/recorder"
+
+	"github.com/streamha/streamha/strategies"
 )
 
 func labelled(ts []plot.Tick) []plot.Tick {
@@ -195,20 +197,26 @@ func colourHex(c color.Color) string {
 }
 
 // TestOneColourPerStrategy checks the mapping from strategy to colour:
-// fixed and distinct for the built-in strategies, and the same in a run's
-// figures and in every sweep series of that strategy.
+// the one each strategy registers, distinct for every registered strategy
+// (those that register none included, while the palette lasts), and the
+// same in a run's figures and in every sweep series of that strategy.
 func TestOneColourPerStrategy(t *testing.T) {
-	builtin := []string{"amnesia", "active-standby", "passive-standby", "upstream-backup", "none"}
+	builtin := strategies.Registered()
+	require.GreaterOrEqual(t, len(builtin), 6, "the whole registry (strategies/all)")
+	require.LessOrEqual(t, len(builtin), len(plotutil.DefaultColors), "more strategies than colours")
 	seen := map[string]string{}
+	var fixed []int
 	for _, n := range builtin {
 		hex := colourHex(plotutil.Color(StrategyColor(n)))
 		assert.Empty(t, seen[hex], "%s has the colour of %s", n, seen[hex])
 		seen[hex] = n
+		if info, err := strategies.Lookup(n); err == nil && info.Color > 0 {
+			assert.Equal(t, info.Color-1, StrategyColor(n), "%s's registered colour", n)
+			fixed = append(fixed, info.Color-1)
+		}
 	}
-	assert.Equal(t, 0, StrategyColor("amnesia"))
-	assert.Equal(t, 2, StrategyColor("passive-standby"))
-	assert.Equal(t, StrategyColor("my-strategy"), StrategyColor("my-strategy"), "stable for any name")
-	assert.GreaterOrEqual(t, StrategyColor("my-strategy"), len(builtin), "never a built-in strategy's colour")
+	assert.Equal(t, StrategyColor("not-registered"), StrategyColor("not-registered"), "stable for any name")
+	assert.NotContains(t, fixed, StrategyColor("not-registered"), "never a colour a strategy registered")
 
 	// The report's tables mark each strategy with the colour of its figures.
 	for _, n := range builtin {

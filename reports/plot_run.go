@@ -16,7 +16,6 @@ import (
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
 )
 
 // maxPoints bounds the points drawn per series in run figures; beyond it
@@ -426,7 +425,7 @@ func stride(n, limit int) int {
 // RunFigures are one strategy's latency/throughput and output-timeline
 // figures, drawn from its faulty run classified against the reference, and
 // its own timeline when its registry entry reads one from the trace.
-func RunFigures(run sim.FaultyRun) ([]Figure, error) {
+func RunFigures(run metrics.FaultyRun) ([]Figure, error) {
 	stem := sanitizeName(run.Strategy)
 	f, err := LatencyFigure("latency-"+stem, run.Strategy, run.Trace, run.Recovery)
 	if err != nil {

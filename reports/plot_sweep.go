@@ -14,268 +14,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/experiment"
 )
-
-// SweepFigures renders the sweep plots: recovery time vs the first swept
-// parameter (95 % confidence bars over seeds), overhead (CPU, bytes,
-// memory) vs the parameter, the overhead/recovery trade-off scatter, and
-// the CDF of recovery time per fault episode at the representative setting.
-func SweepFigures(sw *sim.Sweep, points []PointResult) ([]Figure, error) {
-	rows := Aggregate(points)
-	ax := newParamAxis(sw.Params[0].Name, sw.Params[0].Values)
-	stem := sanitizeName(sw.Params[0].Name)
-	names := seriesNames(sw, rows)
-	colorOf := sweepLook(names)
-	logX := ax.kind != axisCategory && wantLog(ax.pos)
-
-	var figs []Figure
-	add := func(f Figure, err error) error {
-		if err != nil {
-			return err
-		}
-		figs = append(figs, f)
-		return nil
-	}
-	build := func(get func(SweepRow) Stat) []series {
-		byName := map[string]*series{}
-		for _, r := range rows {
-			n := seriesName(sw, r)
-			s, ok := byName[n]
-			if !ok {
-				s = &series{Name: n}
-				byName[n] = s
-			}
-			st := get(r)
-			s.XY = append(s.XY, plotter.XY{X: ax.x(r.Values[0]), Y: st.meanOrNaN()})
-			s.Err = append(s.Err, st.CI95)
-		}
-		out := make([]series, 0, len(names))
-		for _, n := range names {
-			if s, ok := byName[n]; ok {
-				sortByX(s)
-				out = append(out, *s)
-			}
-		}
-		return out
-	}
-
-	// 1. Recovery time vs the parameter.
-	{
-		title := "Recovery time vs " + ax.name + " (mean, 95 % CI over seeds)"
-		nr := notRecoveredSeries(sw, rows, ax)
-		ss, notes := cleanSeries(dropNotRecovered(build(func(r SweepRow) Stat { return r.RecoveryMs }), nr), logX, false)
-		if len(nr) > 0 {
-			notes = append(notes, "× = seeds not recovered by the end of the run, at the time observed; never averaged")
-		}
-		p, err := lineFigure(title, ax, logX, "recovery time (ms)", ss, notes, colorOf, "no strategy has a recovery time (no fault, or no run recovered)")
-		if err != nil {
-			return nil, err
-		}
-		if len(nr) > 0 {
-			if len(ss) == 0 { // every run failed to recover: draw them on a fresh plot
-				p = newPlot(title, ax.label(), "recovery time (ms)", notes)
-				p.Y.Min = 0
-			}
-			if _, err := addNotRecovered(p, nr, colorOf); err != nil {
-				return nil, err
-			}
-		}
-		if err := add(single("recovery-vs-"+stem, title, notes, p)); err != nil {
-			return nil, err
-		}
-	}
-	// 2. Overhead vs the parameter.
-	{
-		title := "Runtime overhead vs " + ax.name + " (failure-free run, against no HA)"
-		var allNotes []string
-		panel := func(t, y string, get func(SweepRow) Stat) (*plot.Plot, error) {
-			ss, notes := cleanSeries(build(get), logX, false)
-			allNotes = append(allNotes, prefixNotes(t, notes)...)
-			return lineFigure(t, ax, logX, y, ss, notes, colorOf, "no "+t+" figure")
-		}
-		cpu, err := panel("CPU", "CPU × no-HA", func(r SweepRow) Stat { return r.CPURatio })
-		if err != nil {
-			return nil, err
-		}
-		byt, err := panel("bytes sent", "bytes × no-HA", func(r SweepRow) Stat { return r.BytesRatio })
-		if err != nil {
-			return nil, err
-		}
-		mem, err := panel("memory", "peak queue (kB)", func(r SweepRow) Stat {
-			s := r.PeakQueueBytes
-			s.Mean, s.CI95, s.Min, s.Max = s.Mean/1e3, s.CI95/1e3, s.Min/1e3, s.Max/1e3
-			return s
-		})
-		if err != nil {
-			return nil, err
-		}
-		// The three panels show the same series: one legend, on the last.
-		for _, q := range []*plot.Plot{cpu, byt} {
-			q.Legend = plot.NewLegend()
-		}
-		if err := add(grid("overhead-vs-"+stem, title, allNotes, 12*vg.Inch, 4*vg.Inch, [][]*plot.Plot{{cpu, byt, mem}})); err != nil {
-			return nil, err
-		}
-	}
-	// 3. Trade-off: overhead vs recovery time, one point per strategy and setting.
-	{
-		title := "Trade-off: overhead vs recovery time (one point per strategy and " + ax.name + ")"
-		// Settings where no seed recovered have no recovery time to plot:
-		// say so by strategy instead of counting points without a value.
-		never := map[string]int{}
-		var neverNames []string
-		for _, r := range rows {
-			if r.NotRecovered > 0 && r.RecoveryMs.N == 0 {
-				n := seriesName(sw, r)
-				if never[n] == 0 {
-					neverNames = append(neverNames, n)
-				}
-				never[n]++
-			}
-		}
-		var neverNote []string
-		if len(neverNames) > 0 {
-			var parts []string
-			for _, n := range neverNames {
-				parts = append(parts, fmt.Sprintf("%s at %d setting%s", n, never[n], plural(never[n])))
-			}
-			neverNote = []string{"not recovered at any seed, not drawn: " + strings.Join(parts, ", ")}
-		}
-		allNotes := slices.Clone(neverNote)
-		// panel is one trade-off panel; extra notes go in its title.
-		panel := func(t, xl string, get func(SweepRow) Stat, extra []string) (*plot.Plot, error) {
-			byName := map[string]*series{}
-			for _, r := range rows {
-				if r.NotRecovered > 0 && r.RecoveryMs.N == 0 {
-					continue
-				}
-				n := seriesName(sw, r)
-				s, ok := byName[n]
-				if !ok {
-					s = &series{Name: n, Tags: []string{}}
-					byName[n] = s
-				}
-				s.XY = append(s.XY, plotter.XY{X: get(r).meanOrNaN(), Y: r.RecoveryMs.meanOrNaN()})
-				tag := r.Values[0]
-				if r.NotRecovered > 0 {
-					tag += fmt.Sprintf(" (%d/%d not recovered)", r.NotRecovered, r.Seeds)
-				}
-				s.Tags = append(s.Tags, tag)
-			}
-			var ss []series
-			for _, n := range names {
-				if s, ok := byName[n]; ok {
-					ss = append(ss, mergeSame(*s))
-				}
-			}
-			ss, notes := cleanSeries(ss, false, false)
-			allNotes = append(allNotes, prefixNotes(t, notes)...)
-			if len(ss) == 0 {
-				return emptyPlot(t, "no run has both an overhead and a recovery time"), nil
-			}
-			p := newPlot(t, xl, "recovery time (ms)", append(notes, extra...))
-			// Both axes are a ratio and a duration: they start at zero.
-			p.X.Min, p.Y.Min = 0, 0
-			headroom(p, ss)
-			p.X.Max = math.Max(p.X.Max, 1.05*maxX(ss))
-			return p, addSeries(p, ss, colorOf, false)
-		}
-		a, err := panel("CPU overhead", "CPU × no-HA", func(r SweepRow) Stat { return r.CPURatio }, neverNote)
-		if err != nil {
-			return nil, err
-		}
-		b, err := panel("network overhead", "bytes × no-HA", func(r SweepRow) Stat { return r.BytesRatio }, nil)
-		if err != nil {
-			return nil, err
-		}
-		a.Legend = plot.NewLegend() // the same series as b's legend
-		if err := add(grid("tradeoff-"+stem, title, allNotes, 12*vg.Inch, 5*vg.Inch, [][]*plot.Plot{{a, b}})); err != nil {
-			return nil, err
-		}
-	}
-	// 6. CDF of recovery time per fault episode over the seeds at the
-	// representative setting.
-	{
-		rep := RepresentativeSetting(sw)
-		vals := sw.SettingValues(rep)
-		title := "CDF of recovery time per fault episode over " + fmt.Sprint(len(sw.Seeds)) + " seeds at " + settingLabel(sw, vals)
-		per := map[string][]float64{}
-		censored := map[string]int{} // episodes not recovered: the CDF never reaches them
-		for _, p := range points {
-			if p.Setting != rep {
-				continue
-			}
-			for _, r := range p.Result.Runs {
-				// One point per fault episode; a run from before episodes
-				// counts as one.
-				eps := r.Recovery.Episodes
-				if len(eps) == 0 {
-					eps = []metrics.Episode{{RecoveryMs: r.Recovery.RecoveryMs, NotRecovered: r.Recovery.NotRecovered}}
-				}
-				for _, e := range eps {
-					switch {
-					case e.RecoveryMs != nil:
-						per[r.Strategy] = append(per[r.Strategy], *e.RecoveryMs)
-					case e.NotRecovered:
-						censored[r.Strategy]++
-					}
-				}
-			}
-		}
-		var ss []series
-		cdfName := map[string]string{} // series name → strategy, for colours
-		for _, n := range sw.Strategies {
-			xs := slices.Clone(per[n])
-			if len(xs) == 0 {
-				continue
-			}
-			sort.Float64s(xs)
-			total := float64(len(xs) + censored[n])
-			name := n
-			if c := censored[n]; c > 0 {
-				name = fmt.Sprintf("%s (%d of %d not recovered)", n, c, len(xs)+c)
-			}
-			cdfName[name] = n
-			s := series{Name: name}
-			for i, x := range xs {
-				if i == 0 {
-					s.XY = append(s.XY, plotter.XY{X: x, Y: 0})
-				} else {
-					s.XY = append(s.XY, plotter.XY{X: x, Y: float64(i) / total})
-				}
-				s.XY = append(s.XY, plotter.XY{X: x, Y: float64(i+1) / total})
-			}
-			ss = append(ss, s)
-		}
-		ss, notes := cleanSeries(ss, false, false)
-		var cens []string
-		for _, n := range sw.Strategies {
-			if c := censored[n]; c > 0 {
-				cens = append(cens, fmt.Sprintf("%s %d/%d", n, c, len(per[n])+c))
-			}
-		}
-		if len(cens) > 0 {
-			notes = append(notes, "not recovered, censored (curves stop below 1): "+strings.Join(cens, ", "))
-		}
-		var p *plot.Plot
-		if len(ss) == 0 {
-			p = emptyPlot(title, "no recovery time at this setting")
-		} else {
-			p = newPlot(title, "recovery time (ms)", "fraction of fault episodes", notes)
-			p.Y.Min, p.Y.Max = 0, 1
-			p.X.Min = 0
-			if err := addSeries(p, ss, func(n string) seriesLook { return strategyLook(cdfName[n]) }, true); err != nil {
-				return nil, err
-			}
-		}
-		if err := add(single("recovery-cdf", title, notes, p)); err != nil {
-			return nil, err
-		}
-	}
-	return figs, nil
-}
 
 // sweepLook draws each series of a sweep in the colour of its strategy,
 // the same in every figure; with several swept parameters a strategy has
@@ -300,7 +40,7 @@ func sweepLook(names []string) func(string) seriesLook {
 // notRecoveredSeries has, per strategy, a point at every setting where
 // some seeds did not recover: at the shortest time observed after the
 // fault among them (their recovery took longer), tagged "k/N".
-func notRecoveredSeries(sw *sim.Sweep, rows []SweepRow, ax paramAxis) []series {
+func notRecoveredSeries(sw *experiment.Sweep, rows []SweepRow, ax paramAxis) []series {
 	byName := map[string]*series{}
 	var order []string
 	for _, r := range rows {
@@ -442,7 +182,7 @@ func prefixNotes(prefix string, notes []string) []string {
 
 // seriesName is the strategy, plus the values of the other swept
 // parameters when there are several.
-func seriesName(sw *sim.Sweep, r SweepRow) string {
+func seriesName(sw *experiment.Sweep, r SweepRow) string {
 	if len(sw.Params) < 2 {
 		return r.Strategy
 	}
@@ -454,7 +194,7 @@ func seriesName(sw *sim.Sweep, r SweepRow) string {
 }
 
 // seriesNames lists series in strategy order, then setting order.
-func seriesNames(sw *sim.Sweep, rows []SweepRow) []string {
+func seriesNames(sw *experiment.Sweep, rows []SweepRow) []string {
 	var names []string
 	for _, st := range sw.Strategies {
 		for _, r := range rows {
@@ -471,7 +211,7 @@ func seriesNames(sw *sim.Sweep, rows []SweepRow) []string {
 
 // RepresentativeSetting is the setting shown in single-setting figures:
 // the middle value of every swept parameter.
-func RepresentativeSetting(sw *sim.Sweep) int {
+func RepresentativeSetting(sw *experiment.Sweep) int {
 	s := 0
 	for _, p := range sw.Params {
 		s = s*len(p.Values) + (len(p.Values)-1)/2
@@ -479,7 +219,7 @@ func RepresentativeSetting(sw *sim.Sweep) int {
 	return s
 }
 
-func settingLabel(sw *sim.Sweep, vals []string) string {
+func settingLabel(sw *experiment.Sweep, vals []string) string {
 	parts := make([]string, len(vals))
 	for i, v := range vals {
 		parts[i] = sw.Params[i].Name + "=" + v

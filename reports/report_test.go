@@ -49,9 +49,9 @@ func traces(cmp *sim.Comparison) []*ha.Trace {
 // synthPoints is a fixed sweep result: recovery grows with the interval
 // for "b", "a" is flat; one seed of "a" did not recover, nor did every
 // seed of "b" at the longest interval.
-func synthPoints() (*sim.Sweep, []PointResult) {
-	sw := &sim.Sweep{Name: "synth", Params: []sim.SweepParam{{Name: "checkpoint_interval", Values: []string{"50ms", "100ms", "400ms"}}},
-		Strategies: []string{"a", "b"}, Seeds: []uint64{1, 2, 3}, Kinds: []string{sim.ParamStrategy}}
+func synthPoints() (*experiment.Sweep, []PointResult) {
+	sw := &experiment.Sweep{Name: "synth", Params: []experiment.SweepParam{{Name: "checkpoint_interval", Values: []string{"50ms", "100ms", "400ms"}}},
+		Strategies: []string{"a", "b"}, Seeds: []uint64{1, 2, 3}, Kinds: []string{experiment.ParamStrategy}}
 	var ps []PointResult
 	for i := range sw.Len() {
 		pt := sw.Point(i)
@@ -201,8 +201,8 @@ func readCSV(t *testing.T, path string) []map[string]string {
 
 func TestPlotsSurviveBadData(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	sw := &sim.Sweep{Name: "bad", Params: []sim.SweepParam{{Name: "rate", Values: []string{"0", "10", "1000"}}},
-		Strategies: []string{"a"}, Seeds: []uint64{1}, Kinds: []string{sim.ParamExperiment}}
+	sw := &experiment.Sweep{Name: "bad", Params: []experiment.SweepParam{{Name: "rate", Values: []string{"0", "10", "1000"}}},
+		Strategies: []string{"a"}, Seeds: []uint64{1}, Kinds: []string{experiment.ParamExperiment}}
 	for _, tc := range []struct {
 		name string
 		rec  *float64

@@ -14,7 +14,6 @@ import (
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
 )
 
 // Run report files.
@@ -159,8 +158,8 @@ func WriteRunDir(dir string, r *metrics.Result, reference *ha.Trace, traces []*h
 
 // classified is a finished run's faulty trace classified against the
 // reference, as RunDir takes it.
-func classified(reference, faulty *ha.Trace, run metrics.Run) sim.FaultyRun {
-	return sim.FaultyRun{Strategy: run.Strategy, Reference: reference, Trace: faulty, Recovery: run.Recovery,
+func classified(reference, faulty *ha.Trace, run metrics.Run) metrics.FaultyRun {
+	return metrics.FaultyRun{Strategy: run.Strategy, Reference: reference, Trace: faulty, Recovery: run.Recovery,
 		Classes: metrics.Classify(reference.Deliveries(), faulty.Deliveries(), nil)}
 }
 
@@ -189,7 +188,7 @@ func NewRunDir(dir string) (*RunDir, error) {
 }
 
 // AddRun writes a strategy's faulty trace and draws its figures.
-func (d *RunDir) AddRun(run sim.FaultyRun) error {
+func (d *RunDir) AddRun(run metrics.FaultyRun) error {
 	if err := WriteTrace(TraceFile(d.dir, run.Strategy), run.Trace); err != nil {
 		return err
 	}
@@ -208,7 +207,7 @@ func (d *RunDir) AddRun(run sim.FaultyRun) error {
 
 // addFigures draws a strategy's figures from its classification against
 // the reference run, for the report.
-func (d *RunDir) addFigures(run sim.FaultyRun) error {
+func (d *RunDir) addFigures(run metrics.FaultyRun) error {
 	figs, err := RunFigures(run)
 	if err != nil {
 		return err

@@ -10,7 +10,6 @@ import (
 
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
 )
 
 // The comparison figures put every strategy of a run on one axis. A run
@@ -78,7 +77,7 @@ type runSketch struct {
 }
 
 // sketchRun keeps of a classified run what the comparison figures draw.
-func sketchRun(run sim.FaultyRun) runSketch {
+func sketchRun(run metrics.FaultyRun) runSketch {
 	s := runSketch{strategy: run.Strategy, rec: run.Recovery, faults: faultsOf(run.Trace)}
 	s.lat = latenciesNear(run.Trace, s.faults)
 	if last, ok := run.Trace.Deliveries().Last(); ok {

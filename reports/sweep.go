@@ -12,8 +12,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
 )
 
 // Sweep output files.
@@ -28,8 +28,8 @@ var ErrSweepMismatch = errors.New("directory holds a different sweep")
 
 // SweepMeta is sweep.json: the resolved sweep, its hash and how it was run.
 type SweepMeta struct {
-	Hash  string     `json:"hash"`
-	Sweep *sim.Sweep `json:"sweep"`
+	Hash  string            `json:"hash"`
+	Sweep *experiment.Sweep `json:"sweep"`
 	// Shard is "i/n" for a shard directory, "" for the whole sweep.
 	Shard string `json:"shard,omitempty"`
 	// Command reproduces the sweep.
@@ -38,7 +38,7 @@ type SweepMeta struct {
 
 // PointResult is one finished point, one line of points.jsonl.
 type PointResult struct {
-	sim.SweepPoint
+	experiment.SweepPoint
 	Result *metrics.Result `json:"result"`
 }
 
@@ -79,7 +79,7 @@ func ReadSweepMeta(path string) (*SweepMeta, error) {
 // checkPoint checks a point of points.jsonl against its sweep: its index
 // is one of the sweep's, its setting, values and seed are that index's,
 // and its result is valid.
-func checkPoint(sw *sim.Sweep, p *PointResult) error {
+func checkPoint(sw *experiment.Sweep, p *PointResult) error {
 	if sw != nil {
 		if p.Index < 0 || p.Index >= sw.Len() {
 			return fmt.Errorf("index: %d is not a point of the sweep (0 to %d)", p.Index, sw.Len()-1)
@@ -100,7 +100,7 @@ func checkPoint(sw *sim.Sweep, p *PointResult) error {
 // interruption is dropped (and truncated from the file); any other bad
 // line is an error. A missing file is no points. Each point is checked
 // against sw (when not nil); a point given twice is an error.
-func ReadPoints(sw *sim.Sweep, path string, repair bool) ([]PointResult, error) {
+func ReadPoints(sw *experiment.Sweep, path string, repair bool) ([]PointResult, error) {
 	b, err := readBounded(path, MaxPointsFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil

@@ -9,14 +9,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha/metrics"
-	"github.com/streamha/streamha/sim"
 )
 
 // SweepTable is the sweep's comparison table: one row per setting and
 // strategy, figures averaged over seeds (results.csv and results.json hold
 // the same rows at full precision).
-func SweepTable(sw *sim.Sweep, rows []SweepRow) *table {
+func SweepTable(sw *experiment.Sweep, rows []SweepRow) *table {
 	t := &table{}
 	for _, p := range sw.Params {
 		t.head = append(t.head, p.Name)
@@ -54,7 +54,7 @@ func SweepTable(sw *sim.Sweep, rows []SweepRow) *table {
 }
 
 // pointsTable has one row per point and strategy (points.csv).
-func pointsTable(sw *sim.Sweep, points []PointResult) *table {
+func pointsTable(sw *experiment.Sweep, points []PointResult) *table {
 	t := &table{keys: []string{"index", "setting"}}
 	for _, p := range sw.Params {
 		t.keys = append(t.keys, p.Name)
@@ -89,7 +89,7 @@ const RepresentativeFile = "representative.yaml"
 // report only draws it.
 type SweepRepresentative struct {
 	// Point is the representative point.
-	Point sim.SweepPoint
+	Point experiment.SweepPoint
 	// Result is the comparison at the point.
 	Result *metrics.Result
 	// Figures are each strategy's RunFigures at the point.
@@ -183,7 +183,7 @@ func WriteSweepReport(dir string, meta *SweepMeta, points []PointResult, rep *Sw
 }
 
 // PrintSweepTable writes the sweep table for a terminal.
-func PrintSweepTable(w io.Writer, sw *sim.Sweep, points []PointResult) error {
+func PrintSweepTable(w io.Writer, sw *experiment.Sweep, points []PointResult) error {
 	t := SweepTable(sw, Aggregate(points))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, strings.Join(t.head, "\t")+"\t")

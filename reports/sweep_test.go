@@ -10,7 +10,6 @@ import (
 
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -53,19 +52,19 @@ func readFile(t *testing.T, p string) string {
 func TestSweepBadParameters(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		param sim.SweepParam
+		param experiment.SweepParam
 		want  string
 	}{
-		{"unknown field", sim.SweepParam{Name: "source.rte", Values: []string{"1"}}, "rte"},
-		{"unknown bare name", sim.SweepParam{Name: "bogus", Values: []string{"1"}}, "unknown sweep parameter"},
-		{"index out of range", sim.SweepParam{Name: "faults[3].at", Values: []string{"1s"}}, "out of range"},
-		{"bad value", sim.SweepParam{Name: "source.rate", Values: []string{"fast"}}, "sweep point"},
-		{"not a scalar", sim.SweepParam{Name: "source", Values: []string{"1"}}, "not a single value"},
-		{"invalid strategy value", sim.SweepParam{Name: "knob", Values: []string{"-1"}}, "knob"},
-		{"no values", sim.SweepParam{Name: "source.rate"}, "no values"},
+		{"unknown field", experiment.SweepParam{Name: "source.rte", Values: []string{"1"}}, "rte"},
+		{"unknown bare name", experiment.SweepParam{Name: "bogus", Values: []string{"1"}}, "unknown sweep parameter"},
+		{"index out of range", experiment.SweepParam{Name: "faults[3].at", Values: []string{"1s"}}, "out of range"},
+		{"bad value", experiment.SweepParam{Name: "source.rate", Values: []string{"fast"}}, "sweep point"},
+		{"not a scalar", experiment.SweepParam{Name: "source", Values: []string{"1"}}, "not a single value"},
+		{"invalid strategy value", experiment.SweepParam{Name: "knob", Values: []string{"-1"}}, "knob"},
+		{"no values", experiment.SweepParam{Name: "source.rate"}, "no values"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := sim.NewSweep("t", testExperiment, []sim.SweepParam{tc.param}, []string{"amnesia", "sweeptest"}, 1, nil)
+			_, err := experiment.NewSweep("t", testExperiment, []experiment.SweepParam{tc.param}, []string{"amnesia", "sweeptest"}, 1, nil)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, experiment.ErrConfig)
 			assert.Contains(t, err.Error(), tc.want)
@@ -81,7 +80,7 @@ func TestSetPath(t *testing.T) {
 		{"network.loss", "0.01", "loss: 0.01"},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
-			sw, err := sim.NewSweep("t", testExperiment, []sim.SweepParam{{Name: tc.path, Values: []string{tc.value}}}, []string{"amnesia"}, 1, nil)
+			sw, err := experiment.NewSweep("t", testExperiment, []experiment.SweepParam{{Name: tc.path, Values: []string{tc.value}}}, []string{"amnesia"}, 1, nil)
 			require.NoError(t, err)
 			e, err := sw.Experiment(sw.Point(0))
 			require.NoError(t, err)

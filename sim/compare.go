@@ -7,7 +7,6 @@ import (
 
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/strategies"
 )
@@ -68,21 +67,7 @@ type CompareOptions struct {
 	// comparison then keeps no faulty trace (StrategyRun.Trace is nil). A
 	// caller that writes traces and figures as they come holds one faulty
 	// trace at a time, however many strategies run.
-	Faulty func(FaultyRun) error
-}
-
-// FaultyRun is one strategy's classified run with the faults.
-type FaultyRun struct {
-	Strategy  string
-	Reference *ha.Trace // the failure-free no-HA run (O_e)
-	// Own is the strategy's own failure-free run, keeping of each delivery
-	// only its time and id: what Recovery was measured against.
-	Own      *ha.Trace
-	Trace    *ha.Trace
-	Recovery metrics.Recovery
-	// Classes is the classification Recovery was computed from: every
-	// delivery's label and the id index.
-	Classes classify.Result
+	Faulty func(metrics.FaultyRun) error
 }
 
 // Compare runs the experiment under each named strategy (with the faults,
@@ -134,7 +119,7 @@ func RunStrategy(e *experiment.Experiment, name string, reference *ha.Trace, bas
 // delivery only its time and id: with faulty, at most two full traces (the
 // reference and one faulty run) are held at a time.
 func runStrategy(e *experiment.Experiment, name string, reference *ha.Trace, base *metrics.Overhead, progress Progress,
-	faulty func(FaultyRun) error) (*StrategyRun, error) {
+	faulty func(metrics.FaultyRun) error) (*StrategyRun, error) {
 	info, err := strategies.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -194,7 +179,7 @@ func runStrategy(e *experiment.Experiment, name string, reference *ha.Trace, bas
 		}
 	}
 	if faulty != nil {
-		if err := faulty(FaultyRun{Strategy: name, Reference: reference, Own: ff.Trace, Trace: trace, Recovery: rec, Classes: classes}); err != nil {
+		if err := faulty(metrics.FaultyRun{Strategy: name, Reference: reference, Own: ff.Trace, Trace: trace, Recovery: rec, Classes: classes}); err != nil {
 			return nil, err
 		}
 		trace = nil

@@ -32,7 +32,7 @@ type corpusRun struct {
 // and the faulty run.
 func runCorpus(t *testing.T, e *experiment.Experiment, names []string) []corpusRun {
 	var runs []corpusRun
-	cmp, err := sim.CompareWith(e, names, sim.CompareOptions{Faulty: func(f sim.FaultyRun) error {
+	cmp, err := sim.CompareWith(e, names, sim.CompareOptions{Faulty: func(f metrics.FaultyRun) error {
 		runs = append(runs, corpusRun{name: f.Strategy, ref: f.Reference, own: f.Own, faulty: f.Trace,
 			rec: f.Recovery, window: sim.RecoveryOptions(e, nil).Window, tol: time.Millisecond + 2*e.Network.Jitter.D()})
 		return nil

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,7 +85,14 @@ func recyclingCases(t *testing.T) []recyclingCase {
 // sees other fields and tuples).
 func TestRecyclingChangesNothing(t *testing.T) {
 	t.Parallel()
-	for _, c := range recyclingCases(t) {
+	cases := recyclingCases(t)
+	// Every registered strategy (strategies/all, which this package's
+	// tests import) runs at least one example.
+	for _, name := range strategies.Names(true) {
+		assert.True(t, slices.ContainsFunc(cases, func(c recyclingCase) bool { return strings.HasSuffix(c.name, "/"+name) }), "no case runs %s", name)
+	}
+	assert.Contains(t, strategies.Names(true), "global-checkpoint", "the whole registry")
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			on, reused := runRecycling(t, c.cfg, true)

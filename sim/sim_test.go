@@ -241,7 +241,7 @@ func TestCompareWithHandsOverEachTrace(t *testing.T) {
 	var stages []string
 	cmp, err := sim.CompareWith(e, names, sim.CompareOptions{
 		Progress: func(s string) { stages = append(stages, s) },
-		Faulty: func(run sim.FaultyRun) error {
+		Faulty: func(run metrics.FaultyRun) error {
 			i := len(got)
 			got = append(got, run.Strategy)
 			require.Less(t, i, len(plain.Runs))
@@ -263,7 +263,7 @@ func TestCompareWithHandsOverEachTrace(t *testing.T) {
 
 	// An error from the callback stops the comparison.
 	_, err = sim.CompareWith(e, names, sim.CompareOptions{
-		Faulty: func(run sim.FaultyRun) error { return fmt.Errorf("disk full writing %s", run.Strategy) },
+		Faulty: func(run metrics.FaultyRun) error { return fmt.Errorf("disk full writing %s", run.Strategy) },
 	})
 	require.ErrorContains(t, err, "disk full writing amnesia")
 }

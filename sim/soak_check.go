@@ -55,9 +55,11 @@ type SoakResult struct {
 	// Violations are the broken invariants (empty: the case passed).
 	Violations []Violation
 	// InModel reports whether the faults stayed within the fault model;
-	// OutOfModel says why not.
-	InModel    bool
-	OutOfModel string
+	// OutOfModel says why not, and OutOfModelRule names the rule (one of
+	// FaultModelRules).
+	InModel        bool
+	OutOfModel     string
+	OutOfModelRule string
 	// PreciseChecked reports whether the precise invariant applied.
 	PreciseChecked bool
 	// Recovery is the classified recovery (zero when the run failed).
@@ -75,6 +77,23 @@ type SoakResult struct {
 	TraceHash string
 	// Coverage lists the named rare states the run reached.
 	Coverage []string
+}
+
+// OutsidePromise names why the precise invariant did not apply to the
+// run: RuleNotPromised when the strategy promises no precise recovery on
+// the query with its parameters, else the fault-model rule the schedule
+// broke; "" when it applied.
+func (r *SoakResult) OutsidePromise() string {
+	switch {
+	case r.PreciseChecked:
+		return ""
+	case r.InModel:
+		return RuleNotPromised
+	}
+	if ok, _ := r.Case.PreciseExpected(); !ok {
+		return RuleNotPromised
+	}
+	return r.OutOfModelRule
 }
 
 // Failed reports whether an invariant broke.
@@ -99,7 +118,8 @@ func (r *SoakResult) violate(inv, format string, a ...any) {
 // the no-panic violation.
 func CheckSoakCase(c *SoakCase) *SoakResult {
 	res := &SoakResult{Case: c}
-	res.InModel, res.OutOfModel = c.InFaultModel()
+	res.OutOfModelRule, res.OutOfModel = c.OutOfModel()
+	res.InModel = res.OutOfModelRule == ""
 	precise, _ := c.PreciseExpected()
 	res.PreciseChecked = precise && res.InModel
 	res.check(SoakEventFactor, soakEventSlack)
@@ -179,6 +199,7 @@ func (res *SoakResult) run(factor, slack int64) error {
 			return err
 		}
 	}
+	res.admitUncorrupted(out.Trace)
 	if res.PreciseChecked {
 		arbitrary := c.Experiment.QueryClass() == ha.Arbitrary
 		if (!arbitrary && (rec.Type != "precise" || rec.Missing+rec.Duplicates+rec.Wrong+rec.Spurious > 0)) ||

@@ -10,6 +10,9 @@ import (
 
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/strategies"
+
+	// The whole registry: this test lists it.
+	_ "github.com/streamha/streamha/strategies/all"
 )
 
 func init() {

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/streamha/streamha/experiment"
+	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 )
@@ -34,7 +35,7 @@ type Options struct {
 // run) at the point's setting and seed, with the first-principles model
 // attached. The result is compacted for points.jsonl (no per-host figures,
 // no experiment text, at most 3 anomaly sentences per strategy).
-func RunPoint(sw *sim.Sweep, i int) (reports.PointResult, error) {
+func RunPoint(sw *experiment.Sweep, i int) (reports.PointResult, error) {
 	pt := sw.Point(i)
 	e, err := sw.Experiment(pt)
 	if err != nil {
@@ -64,7 +65,7 @@ func RunPoint(sw *sim.Sweep, i int) (reports.PointResult, error) {
 // done the file is rewritten sorted by point index, so the directory's
 // content does not depend on the number of workers. It returns the slice's
 // points sorted by index. Cancelling ctx stops after the points in progress.
-func Run(ctx context.Context, dir string, sw *sim.Sweep, opt Options) ([]reports.PointResult, error) {
+func Run(ctx context.Context, dir string, sw *experiment.Sweep, opt Options) ([]reports.PointResult, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create output directory: %w", err)
 	}
@@ -157,7 +158,7 @@ func containsInt(xs []int, x int) bool {
 
 // runPool runs points on workers goroutines; collect is called on the
 // calling goroutine for each finished point, in completion order.
-func runPool(ctx context.Context, sw *sim.Sweep, todo []int, workers int, collect func(reports.PointResult) error) error {
+func runPool(ctx context.Context, sw *experiment.Sweep, todo []int, workers int, collect func(reports.PointResult) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan int)
@@ -267,14 +268,14 @@ func Merge(out string, dirs []string) (*reports.SweepMeta, []reports.PointResult
 // Representative runs the sweep's representative point (the first seed at
 // reports.RepresentativeSetting) in full, for its report: every strategy's
 // comparison row and figures. It is deterministic, like every point.
-func Representative(sw *sim.Sweep) (*reports.SweepRepresentative, error) {
+func Representative(sw *experiment.Sweep) (*reports.SweepRepresentative, error) {
 	pt := sw.Point(reports.RepresentativeSetting(sw) * len(sw.Seeds))
 	e, err := sw.Experiment(pt)
 	if err != nil {
 		return nil, err
 	}
 	rep := &reports.SweepRepresentative{Point: pt}
-	cmp, err := sim.CompareWith(e, sw.Strategies, sim.CompareOptions{Faulty: func(run sim.FaultyRun) error {
+	cmp, err := sim.CompareWith(e, sw.Strategies, sim.CompareOptions{Faulty: func(run metrics.FaultyRun) error {
 		fs, err := reports.RunFigures(run)
 		rep.Figures = append(rep.Figures, fs...)
 		return err

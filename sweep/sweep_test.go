@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/reports"
-	"github.com/streamha/streamha/sim"
 
 	_ "github.com/streamha/streamha/strategies/all"
 )
@@ -35,9 +35,9 @@ faults:
 
 // testSweep sweeps an experiment parameter and a strategy parameter that
 // only passive standby declares, over two seeds.
-func testSweep(t *testing.T) *sim.Sweep {
+func testSweep(t *testing.T) *experiment.Sweep {
 	t.Helper()
-	sw, err := sim.NewSweep("t", sweepExperiment, []sim.SweepParam{
+	sw, err := experiment.NewSweep("t", sweepExperiment, []experiment.SweepParam{
 		{Name: "detector.timeout", Values: []string{"100ms", "400ms"}},
 		{Name: "checkpoint_interval", Values: []string{"150ms"}},
 	}, []string{"amnesia", "passive-standby"}, 2, nil)
@@ -71,7 +71,7 @@ func csvColumns(t *testing.T, path string) (rows [][]string, col map[string]int)
 
 func TestSweepPointsAndParams(t *testing.T) {
 	sw := testSweep(t)
-	assert.Equal(t, []string{sim.ParamExperiment, sim.ParamStrategy}, sw.Kinds)
+	assert.Equal(t, []string{experiment.ParamExperiment, experiment.ParamStrategy}, sw.Kinds)
 	assert.Equal(t, 4, sw.Len())
 	assert.Equal(t, []uint64{3, 4}, sw.Seeds)
 	pt := sw.Point(3) // setting 1 = (400ms, 2), seed index 1
@@ -161,7 +161,7 @@ func TestSweepResumes(t *testing.T) {
 	assert.Equal(t, whole, readFile(t, path))
 
 	// A different sweep refuses the directory.
-	other, err := sim.NewSweep("t", sweepExperiment, []sim.SweepParam{{Name: "source.rate", Values: []string{"300"}}}, []string{"amnesia"}, 1, nil)
+	other, err := experiment.NewSweep("t", sweepExperiment, []experiment.SweepParam{{Name: "source.rate", Values: []string{"300"}}}, []string{"amnesia"}, 1, nil)
 	require.NoError(t, err)
 	_, err = Run(context.Background(), dir, other, Options{Workers: 1})
 	assert.ErrorIs(t, err, reports.ErrSweepMismatch)
@@ -169,7 +169,7 @@ func TestSweepResumes(t *testing.T) {
 	assert.ErrorIs(t, err, reports.ErrSweepMismatch)
 }
 
-func writeOther(t *testing.T, sw *sim.Sweep) string {
+func writeOther(t *testing.T, sw *experiment.Sweep) string {
 	d := t.TempDir()
 	_, err := Run(context.Background(), d, sw, Options{Workers: 1})
 	require.NoError(t, err)

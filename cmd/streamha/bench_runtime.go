@@ -7,8 +7,8 @@ import (
 
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/ha/inproc"
 	hametrics "github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/inproc"
 	"github.com/streamha/streamha/strategies"
 )
 

@@ -16,6 +16,7 @@ import (
 	"github.com/streamha/streamha/globalcheckpoint"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 )
@@ -62,7 +63,7 @@ func newChainSweepCmd() *cobra.Command {
 	fl.DurationVar(&f.perByte, "per-byte", 200*time.Nanosecond, "CPU per byte serialised, read or deserialised (200ns: a checkpoint store read at 5 MB/s)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "checkpoint interval of both strategies")
 	fl.IntVar(&f.seeds, "seeds", 3, "seeds per chain length (1 to 20); the table shows the means")
-	fl.StringVar(&f.out, "out", "", "directory for the report (default: a new ./streamha-out/chain-sweep-<time>/)")
+	cliflag.AddOut(fl, &f.out, cliflag.OutDir, "", "directory for the report (default: a new ./streamha-out/chain-sweep-<time>/)")
 	fl.BoolVar(&f.noOut, "no-out", false, "write no files: the table only")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
 	return c

@@ -12,6 +12,7 @@ import (
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/classify"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/internal/safefile"
 	"github.com/streamha/streamha/reports"
 )
@@ -63,7 +64,7 @@ func newClassifyCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&expected, "expected", "", "expected output log (JSON Lines, or a streamha trace)")
 	c.Flags().StringVar(&observed, "observed", "", "observed output log (JSON Lines, or a streamha trace)")
-	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cliflag.AddJSON(c.Flags(), &asJSON, "the result")
 	return c
 }
 

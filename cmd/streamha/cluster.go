@@ -17,10 +17,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamha/streamha/cluster"
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
-	"github.com/streamha/streamha/ha/cluster"
 	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 )
@@ -29,7 +30,7 @@ type clusterFlags struct {
 	config, strategy, out, secretFile, profile, collect string
 	allowLarge                                          bool
 	cpuProfileDir                                       string
-	seed                                                int64
+	seed                                                cliflag.Seed
 	duration, startup                                   time.Duration
 	json, noBaseline, ffOverhead, quiet, force          bool
 	insecure                                            bool
@@ -58,14 +59,14 @@ func newClusterCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCluster(cmd, f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.config, "config", "", "experiment YAML file or built-in example name (default: the built-in experiment)")
+	cliflag.AddConfig(fl, &f.config, "the built-in experiment")
 	fl.BoolVar(&f.allowLarge, "allow-large", false, "check the experiment against the large ranges, for real big runs ('streamha docs experiment', Ranges)")
-	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the file's strategies, else all)")
-	fl.Int64Var(&f.seed, "seed", -1, "seed (default: the experiment's)")
-	fl.StringVar(&f.out, "out", "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-cluster-<time>/, linked as\n"+
+	cliflag.AddStrategies(fl, &f.strategy, "the file's strategies, else all")
+	cliflag.AddSeed(fl, &f.seed, "seed of the run (default: the experiment's)")
+	cliflag.AddOut(fl, &f.out, cliflag.OutDir, "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-cluster-<time>/, linked as\n"+
 		"streamha-out/latest); refused when it holds an earlier run, unless --force")
-	fl.BoolVar(&f.force, "force", false, "let --out replace a directory that holds an earlier run (its files are removed first)")
-	fl.BoolVar(&f.json, "json", false, "print result.json on stdout instead of the table")
+	cliflag.AddForce(fl, &f.force, "what --out holds when it is an earlier run (its files are removed first)")
+	cliflag.AddJSON(fl, &f.json, "the result (result.json)")
 	fl.DurationVar(&f.duration, "duration", 0, "shorten or lengthen the run; fault times scale in proportion (default: the experiment's)")
 	fl.DurationVar(&f.startup, "startup", 0, "how long the processes may take to start and see each other before the run fails (default 30s)")
 	fl.StringVar(&f.secretFile, "secret-file", "", "cluster secret file (default: $"+cluster.SecretEnv+"; none = a fresh random secret for this run's nodes)")
@@ -104,7 +105,7 @@ func scaleDuration(e *experiment.Experiment, d time.Duration) error {
 }
 
 func runCluster(cmd *cobra.Command, f clusterFlags) error {
-	e, err := loadExperiment(f.config, f.seed, f.allowLarge)
+	e, err := loadExperiment(f.config, f.seed.Value(), f.allowLarge)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 // docSkips are the documented commands the walk does not run, by
 // subcommand, each with its reason.
 var docSkips = map[string]string{
-	"cluster":     "starts real processes for seconds to minutes; ha/cluster and TestInterruptedClusterExits130 run it",
+	"cluster":     "starts real processes for seconds to minutes; cluster and TestInterruptedClusterExits130 run it",
 	"node":        "one host of a real cluster, waiting for its peers",
 	"bench":       "benchmarks take minutes, --quick too; runtime_bench_test.go covers the runtime benchmark",
 	"chain-sweep": "about 90 s of simulation; TestChainSweepRestartsEveryFragment runs a small one",

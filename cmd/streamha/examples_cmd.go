@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamha/streamha/examples"
+	"github.com/streamha/streamha/internal/cliflag"
 )
 
 func newExamplesCmd() *cobra.Command {
@@ -49,7 +50,7 @@ func newExamplesCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", ".", "directory to write the example files into")
-	c.Flags().BoolVar(&force, "force", false, "replace existing files whose content differs")
+	cliflag.AddForce(c.Flags(), &force, "existing files whose content differs")
 	return c
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/streamha/streamha/examples"
 	"github.com/streamha/streamha/experiment"
-	"github.com/streamha/streamha/sim"
 )
 
 // builtinExample returns the built-in example a command-line file name
@@ -73,14 +72,14 @@ func loadExperimentFile(flag, path string, o experiment.ParseOptions) (*experime
 	return experiment.ParseWith(b, name, o)
 }
 
-// loadSweepSpec is sim.LoadSweepFile with the built-in examples as a
+// loadSweepSpec is experiment.LoadSweepFile with the built-in examples as a
 // fallback; a built-in spec's experiment is the built-in one it names.
-func loadSweepSpec(path string) (*sim.SweepFile, error) {
+func loadSweepSpec(path string) (*experiment.SweepFile, error) {
 	if ex, b, ok := builtinExample(path); ok {
-		return sim.ParseSweepFile(b, "example "+ex)
+		return experiment.ParseSweepFile(b, "example "+ex)
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, missingFile("--spec", path)
 	}
-	return sim.LoadSweepFile(path)
+	return experiment.LoadSweepFile(path)
 }

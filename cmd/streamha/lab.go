@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/labs"
 )
 
@@ -96,7 +97,7 @@ func newLabCmd(teacher teacherFunc) *cobra.Command {
 			return nil
 		},
 	}
-	initCmd.Flags().BoolVar(&force, "force", false, "replace files that differ from the lab's (your answers.yaml too)")
+	cliflag.AddForce(initCmd.Flags(), &force, "files that differ from the lab's (your answers.yaml too)")
 	var (
 		answers         string
 		verbose, reveal bool

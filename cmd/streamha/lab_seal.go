@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/labs"
 )
 
@@ -43,7 +44,7 @@ func sealCommands(teacher bool) []*cobra.Command {
 			return nil
 		},
 	}
-	key.Flags().StringVar(&out, "out", "", "the key file to write (refused if it exists)")
+	cliflag.AddOut(key.Flags(), &out, cliflag.OutFile, "", "the key file to write (refused if it exists)")
 	var keyFile string
 	open := &cobra.Command{
 		Use:     "open FILE --key KEYFILE",

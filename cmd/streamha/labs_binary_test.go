@@ -29,7 +29,7 @@ var handoutEvidence = map[int][]struct {
 	1: {{"lab1-out/result.json", []string{`"explanations"`}}, {"lab1-out/trace-amnesia.jsonl", []string{`"crash"`, `"detect"`, `"takeover"`}}},
 	2: {{"lab2-out/trace-upstream-backup.jsonl", []string{`"replay_start"`, `"trim"`}}},
 	3: {{"lab3-sweep/points.csv", []string{"checkpoint_interval", "cpu_ratio", "max_added_latency_ms"}},
-		{"lab3-sweep/overhead-vs-checkpoint_interval.png", nil}, {"lab3-sweep/tradeoff-checkpoint_interval.png", nil}},
+		{"lab3-sweep/overhead-vs-checkpoint_interval.png", nil}, {"lab3-sweep/recovery-vs-checkpoint_interval.png", nil}},
 	4: {{"lab4-out/result.json", []string{`"explanations"`}}},
 	7: {{"lab7-fenced/trace-amnesia.jsonl", []string{`"pause"`, `"detect"`, `"takeover"`, `"resume"`, `"fenced"`, `"fenced_dropped"`}},
 		{"lab7-nofence/trace-amnesia.jsonl", []string{`"input_gap"`, `"dup_dropped"`, `"input_gaps"`}}},

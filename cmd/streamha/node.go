@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/streamha/streamha/ha/cluster"
+	"github.com/streamha/streamha/cluster"
 	"github.com/streamha/streamha/strategies"
 )
 
@@ -39,6 +39,10 @@ func newNodeCmd() *cobra.Command {
 		if (o.Host == "" && o.HostOrdinal == "") || o.Strategy == "" {
 			return usage("--host (or --host-ordinal) and --strategy are required")
 		}
+		// --config as every command reads it: a file or a built-in example.
+		if o.Experiment, err = loadExperiment(o.Config, o.Seed, o.AllowLarge); err != nil {
+			return err
+		}
 		if err := checkNodeHost(o); err != nil {
 			return err
 		}
@@ -59,10 +63,7 @@ func checkNodeHost(o cluster.NodeOptions) error {
 	if o.Host == "" {
 		return nil
 	}
-	e, err := loadExperiment(o.Config, o.Seed, o.AllowLarge)
-	if err != nil {
-		return err
-	}
+	e := o.Experiment
 	st, err := strategies.Build(o.Strategy, e.ParamsFor(o.Strategy))
 	if err != nil {
 		return usage("--strategy: %w", err)

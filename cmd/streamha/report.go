@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sweep"
 )
@@ -102,7 +103,7 @@ func newReportMergeCmd() *cobra.Command {
 			return renderSweep(w, out)
 		},
 	}
-	c.Flags().StringVar(&out, "out", "", "directory for the merged sweep (required)")
+	cliflag.AddOut(c.Flags(), &out, cliflag.OutDir, "", "directory for the merged sweep (required)")
 	c.Flags().BoolVar(&noReport, "no-report", false, "merge points only, no plots or reports")
 	return c
 }

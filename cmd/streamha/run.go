@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -16,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamha/streamha/experiment"
+	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/reports"
 	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/strategies"
@@ -25,7 +26,7 @@ type runFlags struct {
 	config     string
 	allowLarge bool
 	strategy   string
-	seed       int64
+	seed       cliflag.Seed
 	out        string
 	json       bool
 	noOut      bool
@@ -50,21 +51,23 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.config, "config", "", "experiment YAML file or built-in example name (default: the built-in experiment)")
+	cliflag.AddConfig(fl, &f.config, "the built-in experiment")
 	fl.BoolVar(&f.allowLarge, "allow-large", false, "check the experiment against the large ranges, for real big runs ('streamha docs experiment', Ranges)")
-	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the file's strategies, else all)")
-	fl.Int64Var(&f.seed, "seed", -1, "seed (default: the experiment's)")
-	fl.StringVar(&f.out, "out", "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-<time>/, linked as streamha-out/latest);\n"+
+	cliflag.AddStrategies(fl, &f.strategy, "the file's strategies, else all")
+	cliflag.AddSeed(fl, &f.seed, "seed of the run (default: the experiment's)")
+	cliflag.AddOut(fl, &f.out, cliflag.OutDir, "", "output directory (default: a new ./streamha-out/<experiment>-<seed>-<time>/, linked as streamha-out/latest);\n"+
 		"refused when it holds a different run, unless --force")
-	fl.BoolVar(&f.force, "force", false, "let --out replace a directory that holds a different run (its files are removed first)")
-	fl.BoolVar(&f.json, "json", false, "print result.json on stdout instead of the table")
+	cliflag.AddForce(fl, &f.force, "what --out holds when it is a different run (its files are removed first)")
+	cliflag.AddJSON(fl, &f.json, "the result (result.json)")
 	fl.BoolVar(&f.noOut, "no-out", false, "write no files")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
 	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the run to FILE (read with 'go tool pprof')")
 	return c
 }
 
-func loadExperiment(path string, seed int64, large bool) (*experiment.Experiment, error) {
+// loadExperiment reads --config (the built-in experiment when path is "")
+// and sets the seed when one is given.
+func loadExperiment(path string, seed *uint64, large bool) (*experiment.Experiment, error) {
 	var e *experiment.Experiment
 	o := experiment.ParseOptions{AllowLarge: large}
 	if path == "" {
@@ -76,8 +79,8 @@ func loadExperiment(path string, seed int64, large bool) (*experiment.Experiment
 			return nil, err
 		}
 	}
-	if seed >= 0 {
-		e.Seed = uint64(seed)
+	if seed != nil {
+		e.Seed = *seed
 	}
 	return e, nil
 }
@@ -100,30 +103,17 @@ func strategyNames(flag string, e *experiment.Experiment) ([]string, error) {
 	return parseStrategyList(flag)
 }
 
-// parseStrategyList reads a comma-separated --strategy value: registered
-// names, each once, in the order given.
+// parseStrategyList reads a --strategy value other than "all".
 func parseStrategyList(flag string) ([]string, error) {
-	var ns []string
-	for _, n := range strings.Split(flag, ",") {
-		n = strings.TrimSpace(n)
-		if n == "" {
-			continue
-		}
-		if _, err := strategies.Lookup(n); err != nil {
-			return nil, usage("--strategy: %w", err)
-		}
-		if !slices.Contains(ns, n) {
-			ns = append(ns, n)
-		}
-	}
-	if len(ns) == 0 {
-		return nil, usage("--strategy: no strategy named")
+	ns, err := cliflag.SplitStrategies(flag)
+	if err != nil {
+		return nil, usage("--strategy: %w", err)
 	}
 	return ns, nil
 }
 
 func runRun(cmd *cobra.Command, f runFlags) (err error) {
-	e, err := loadExperiment(f.config, f.seed, f.allowLarge)
+	e, err := loadExperiment(f.config, f.seed.Value(), f.allowLarge)
 	if err != nil {
 		return err
 	}
@@ -190,14 +180,14 @@ func compareInto(e *experiment.Experiment, names []string, dir string, progress 
 	}
 	// A Faulty callback takes each run's trace from the comparison; with
 	// no directory it just lets the trace go.
-	opts := sim.CompareOptions{Progress: progress, Faulty: func(sim.FaultyRun) error { return nil }}
+	opts := sim.CompareOptions{Progress: progress, Faulty: func(metrics.FaultyRun) error { return nil }}
 	var rd *reports.RunDir
 	if dir != "" {
 		var err error
 		if rd, err = reports.NewRunDir(dir); err != nil {
 			return nil, err
 		}
-		opts.Faulty = func(run sim.FaultyRun) error {
+		opts.Faulty = func(run metrics.FaultyRun) error {
 			progress(run.Strategy + ": writing its trace and figures")
 			return rd.AddRun(run)
 		}

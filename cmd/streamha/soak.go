@@ -14,14 +14,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/sim"
+	"github.com/streamha/streamha/strategies"
 )
 
 func init() { extraCommands = append(extraCommands, newSoakCmd) }
 
 type soakFlags struct {
 	runs        uint64
-	seed        uint64
+	seed        cliflag.Seed
 	start       uint64
 	strategy    string
 	workers     int
@@ -54,14 +56,16 @@ func newSoakCmd() *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.Uint64Var(&f.runs, "runs", 100, "runs per strategy")
-	fl.Uint64Var(&f.seed, "seed", 1, "soak seed (every run derives its experiment from it)")
+	f.seed = cliflag.SeedOf(1)
+	cliflag.AddSeed(fl, &f.seed, "soak seed (every run derives its experiment from it)")
 	fl.Uint64Var(&f.start, "start", 0, "index of the first run (shard a soak: --start k*N --runs N)")
-	fl.StringVar(&f.strategy, "strategy", strings.Join(sim.SoakStrategies(), ","), "comma-separated strategies")
+	cliflag.AddStrategies(fl, &f.strategy, "those the soak draws parameters for: "+strings.Join(sim.SoakStrategies(), ", "))
 	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "parallel runs")
-	fl.StringVar(&f.out, "out", "soak-failures", "directory for the minimal experiment file of each failure")
+	f.out = "soak-failures"
+	cliflag.AddOut(fl, &f.out, cliflag.OutDir, "", "directory for the minimal experiment file of each failure")
 	fl.BoolVar(&f.noShrink, "no-shrink", false, "write failing cases as drawn, without shrinking them")
 	fl.IntVar(&f.maxFailures, "max-failures", 20, "stop after this many failing runs (0 = never)")
-	fl.BoolVar(&f.json, "json", false, "print the summary as JSON")
+	cliflag.AddJSON(fl, &f.json, "the summary")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is shown only on a terminal anyway)")
 	fl.StringVar(&f.generator, "generator", sim.GeneratorSwarm, "fault schedule generator: "+strings.Join(sim.Generators(), " or ")+
 		" (swarm: each run draws a shape of faults first; classic: one fixed mix)")
@@ -70,6 +74,9 @@ func newSoakCmd() *cobra.Command {
 	_ = fl.MarkHidden("plant")
 	return c
 }
+
+// soakSeed is --seed (1 unless given).
+func (f soakFlags) soakSeed() uint64 { return *f.seed.Value() }
 
 // soakJob is one run to check.
 type soakJob struct {
@@ -90,10 +97,13 @@ type soakOutcome struct {
 
 // soakStats summarises one strategy.
 type soakStats struct {
-	Strategy       string         `json:"strategy"`
-	Runs           int            `json:"runs"`
-	InModel        int            `json:"in_model"`
-	PreciseChecked int            `json:"precise_checked"`
+	Strategy       string `json:"strategy"`
+	Runs           int    `json:"runs"`
+	InModel        int    `json:"in_model"`
+	PreciseChecked int    `json:"precise_checked"`
+	// OutsidePromise counts the runs the precise invariant did not apply
+	// to, per reason (sim.SoakResult.OutsidePromise).
+	OutsidePromise map[string]int `json:"outside_promise"`
 	LiveChecked    int            `json:"liveness_checked"`
 	Faults         map[string]int `json:"faults"`
 	Queries        map[string]int `json:"queries"`
@@ -130,9 +140,16 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 	if f.maxFailures < 0 {
 		return usage("--max-failures must not be negative, got %d", f.maxFailures)
 	}
-	names, err := parseStrategyList(f.strategy)
-	if err != nil {
-		return err
+	names := sim.SoakStrategies()
+	var err error
+	switch f.strategy {
+	case "":
+	case "all":
+		names = strategies.Names(false)
+	default:
+		if names, err = parseStrategyList(f.strategy); err != nil {
+			return err
+		}
 	}
 	if !slices.Contains(sim.Generators(), f.generator) {
 		return usage("--generator: %q is not a generator (known: %s)", f.generator, strings.Join(sim.Generators(), ", "))
@@ -206,12 +223,12 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 		}
 		return int(a.job.run) - int(b.job.run)
 	})
-	sum := soakSummary{Seed: f.seed, Start: f.start, Runs: f.runs, Workers: f.workers,
+	sum := soakSummary{Seed: f.soakSeed(), Start: f.start, Runs: f.runs, Workers: f.workers,
 		WallSecs: wall.Seconds(), Stopped: stopped, Total: len(outcomes), Coverage: map[string]int{}}
 	byName := map[string]*soakStats{}
 	for _, n := range names {
 		st := &soakStats{Strategy: n, Faults: map[string]int{}, Queries: map[string]int{},
-			Recoveries: map[string]int{}, Violations: map[string]int{}}
+			Recoveries: map[string]int{}, Violations: map[string]int{}, OutsidePromise: map[string]int{}}
 		byName[n] = st
 		sum.Strats = append(sum.Strats, st)
 	}
@@ -235,6 +252,8 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 		}
 		if r.PreciseChecked {
 			st.PreciseChecked++
+		} else {
+			st.OutsidePromise[r.OutsidePromise()]++
 		}
 		if r.Live.Checked && r.Live.Expected > 0 {
 			st.LiveChecked++
@@ -285,13 +304,13 @@ func runSoak(cmd *cobra.Command, f soakFlags) error {
 // checkSoakJob generates, checks and (when it fails) shrinks one run.
 func checkSoakJob(f soakFlags, j soakJob) soakOutcome {
 	o := soakOutcome{job: j}
-	c, err := sim.GenerateSoakCaseWith(f.generator, f.seed, j.strategy, j.run)
+	c, err := sim.GenerateSoakCaseWith(f.generator, f.soakSeed(), j.strategy, j.run)
 	if err == nil {
 		c.Planted = f.planted
 		c.HashTrace = f.determinism && j.run%10 == 0
 	}
 	if err != nil {
-		o.err = fmt.Errorf("soak run %s/%d/%d: %w", j.strategy, f.seed, j.run, err)
+		o.err = fmt.Errorf("soak run %s/%d/%d: %w", j.strategy, f.soakSeed(), j.run, err)
 		return o
 	}
 	o.res = sim.CheckSoakCase(c)

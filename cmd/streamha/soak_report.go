@@ -27,6 +27,7 @@ func printSoakSummary(w io.Writer, s soakSummary) {
 			st.LiveChecked, countList(st.Faults), countList(st.Recoveries), st.MaxEventRatio, st.Failures)
 	}
 	_ = tw.Flush()
+	printOutsidePromise(w, s)
 	printCoverage(w, s)
 	for _, st := range s.Strats {
 		if st.Failures == 0 {
@@ -37,6 +38,24 @@ func printSoakSummary(w io.Writer, s soakSummary) {
 			fmt.Fprintf(w, "  %s\n", f)
 		}
 	}
+}
+
+// printOutsidePromise prints, per strategy, why the runs outside its
+// precise promise are outside: not promised on the query, or the first
+// fault-model rule the schedule broke (docs/reliability.md).
+func printOutsidePromise(w io.Writer, s soakSummary) {
+	reasons := append([]string{sim.RuleNotPromised}, sim.FaultModelRules()...)
+	fmt.Fprintf(w, "\noutside the precise promise (runs per reason):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  strategy\t"+strings.Join(reasons, "\t"))
+	for _, st := range s.Strats {
+		row := make([]string, len(reasons))
+		for i, r := range reasons {
+			row[i] = fmt.Sprint(st.OutsidePromise[r])
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", st.Strategy, strings.Join(row, "\t"))
+	}
+	_ = tw.Flush()
 }
 
 // countList formats counts as "a 3, b 1", sorted by name.

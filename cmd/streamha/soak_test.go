@@ -24,12 +24,19 @@ func TestSoakCommand(t *testing.T) {
 		assert.Equal(t, 3, st.Runs)
 		assert.Zero(t, st.Failures)
 		assert.NotEmpty(t, st.Faults)
+		outside := 0
+		for _, n := range st.OutsidePromise {
+			outside += n
+		}
+		assert.Equal(t, st.Runs, st.PreciseChecked+outside, "every run is in the promise or outside it for one reason")
 	}
+	assert.Equal(t, map[string]int{sim.RuleNotPromised: 3}, sum.Strats[0].OutsidePromise, "amnesia promises nothing")
 
 	code, out, errOut = runCLI(t, "soak", "--runs", "2", "--strategy", "amnesia", "--start", "40", "--out", dir)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "runs 40..41 per strategy")
 	assert.Contains(t, out, "amnesia")
+	assert.Contains(t, out, "outside the precise promise (runs per reason)")
 }
 
 // TestSoakCommandDeterminismAndCoverage: --check-determinism reruns every

@@ -1,5 +1,5 @@
 package main
 
-// Every strategy registers itself, lab 5's student strategy (my-strategy)
-// included.
+// The production registry: every strategy registers itself
+// (lab_strategies.go adds the labs' student strategies).
 import _ "github.com/streamha/streamha/strategies/all"

@@ -19,8 +19,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/streamha/streamha/experiment"
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/reports"
-	"github.com/streamha/streamha/sim"
 	"github.com/streamha/streamha/sweep"
 )
 
@@ -31,7 +31,7 @@ type sweepFlags struct {
 	params     []string
 	strategy   string
 	seeds      int
-	seed       int64
+	seed       cliflag.Seed
 	workers    int
 	shard      string
 	out        string
@@ -59,15 +59,15 @@ func newSweepCmd() *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.spec, "spec", "", "sweep spec YAML file or built-in example name ('streamha docs sweeps'); flags add to it")
-	fl.StringVar(&f.config, "config", "", "experiment YAML file or built-in example name (default: the spec's, else the built-in experiment)")
+	cliflag.AddConfig(fl, &f.config, "the spec's, else the built-in experiment")
 	fl.BoolVar(&f.allowLarge, "allow-large", false, "check every point against the large ranges, for real big runs ('streamha docs experiment', Ranges)")
 	fl.StringArrayVar(&f.params, "param", nil, "swept parameter NAME=V1,V2,... (repeatable: the cartesian product is swept)")
-	fl.StringVar(&f.strategy, "strategy", "", "comma-separated strategies, or \"all\" (default: the spec's, else the experiment's, else all)")
+	cliflag.AddStrategies(fl, &f.strategy, "the spec's, else the experiment's, else all")
 	fl.IntVar(&f.seeds, "seeds", 0, "seeds per setting: the experiment's seed, seed+1, ... (default: the spec's, else 1)")
-	fl.Int64Var(&f.seed, "seed", -1, "first seed (default: the experiment's)")
+	cliflag.AddSeed(fl, &f.seed, "first seed of the sweep (default: the experiment's)")
 	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "points run in parallel")
 	fl.StringVar(&f.shard, "shard", "", "run only slice i of n (\"i/n\", 0 ≤ i < n) for array jobs")
-	fl.StringVar(&f.out, "out", "", "output directory (default ./streamha-out/sweep-<name>-<hash>/, with -shard-i-of-n for a shard: the same sweep\n"+
+	cliflag.AddOut(fl, &f.out, cliflag.OutDir, "", "output directory (default ./streamha-out/sweep-<name>-<hash>/, with -shard-i-of-n for a shard: the same sweep\n"+
 		"resumes there, a different one gets its own; linked as streamha-out/latest-sweep)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is shown only on a terminal anyway)")
 	fl.BoolVar(&f.noReport, "no-report", false, "write points only, no plots or reports (the default for a shard)")
@@ -75,8 +75,8 @@ func newSweepCmd() *cobra.Command {
 }
 
 // buildSweep resolves the spec file and flags into a sweep.
-func buildSweep(f sweepFlags) (*sim.Sweep, error) {
-	spec := &sim.SweepFile{}
+func buildSweep(f sweepFlags) (*experiment.Sweep, error) {
+	spec := &experiment.SweepFile{}
 	if f.spec != "" {
 		var err error
 		if spec, err = loadSweepSpec(f.spec); err != nil {
@@ -98,7 +98,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 		}
 		base = string(b)
 	}
-	if f.seed >= 0 {
+	if first := f.seed.Value(); first != nil {
 		if len(spec.SeedList) > 0 {
 			return nil, usage("--seed cannot be combined with the spec's seed_list")
 		}
@@ -107,7 +107,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 			n = f.seeds
 		}
 		for i := range n {
-			spec.SeedList = append(spec.SeedList, uint64(f.seed)+uint64(i))
+			spec.SeedList = append(spec.SeedList, *first+uint64(i))
 		}
 	}
 	if f.seeds < 0 {
@@ -117,7 +117,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 		spec.Seeds = f.seeds
 	}
 	for _, p := range f.params {
-		sp, err := sim.ParseParamFlag(p)
+		sp, err := experiment.ParseParamFlag(p)
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +145,7 @@ func buildSweep(f sweepFlags) (*sim.Sweep, error) {
 			return nil, err
 		}
 	}
-	return sim.NewSweep(spec.Name, base, spec.Params, names, spec.Seeds, spec.SeedList, experiment.ParseOptions{AllowLarge: f.allowLarge})
+	return experiment.NewSweep(spec.Name, base, spec.Params, names, spec.Seeds, spec.SeedList, experiment.ParseOptions{AllowLarge: f.allowLarge})
 }
 
 func parseShard(s string) (int, int, error) {
@@ -178,8 +178,8 @@ func sweepCommand(f sweepFlags) string {
 	if f.seeds > 0 {
 		parts = append(parts, "--seeds", strconv.Itoa(f.seeds))
 	}
-	if f.seed >= 0 {
-		parts = append(parts, "--seed", strconv.FormatInt(f.seed, 10))
+	if f.seed.Value() != nil {
+		parts = append(parts, "--seed", f.seed.String())
 	}
 	return strings.Join(parts, " ")
 }

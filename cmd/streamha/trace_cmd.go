@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamha/streamha/ha/classify"
+	"github.com/streamha/streamha/internal/cliflag"
 )
 
 func newTraceCmd() *cobra.Command {
@@ -50,7 +51,7 @@ func newTraceCmd() *cobra.Command {
 			return nil
 		},
 	}
-	export.Flags().StringVarP(&out, "out", "o", "", "write to FILE instead of standard output")
+	cliflag.AddOut(export.Flags(), &out, cliflag.OutFile, "o", "write to FILE instead of standard output")
 	c.AddCommand(export)
 	return c
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamha/streamha/internal/cliflag"
 	"github.com/streamha/streamha/why"
 )
 
@@ -87,8 +88,8 @@ func newWhyCmd() *cobra.Command {
 	}
 	f := c.Flags()
 	f.StringVar(&runDir, "run", "", "the run directory 'streamha run --out DIR' wrote (default streamha-out/latest)")
-	f.StringVar(&strategy, "strategy", "", "the strategy whose run to explain (default: the run's only strategy, else the only one that did not recover precisely)")
-	f.BoolVar(&asJSON, "json", false, "print the story as JSON")
+	cliflag.AddStrategy(f, &strategy, "the strategy whose run to explain (default: the run's only strategy, else the only one that did not recover precisely)")
+	cliflag.AddJSON(f, &asJSON, "the story")
 	f.BoolVar(&missing, "missing", false, "explain the first expected output that was never delivered")
 	f.BoolVar(&wrong, "first-wrong", false, "explain the first output delivered with a wrong value or lineage")
 	f.BoolVar(&dupFl, "first-duplicate", false, "explain the first output delivered twice")

@@ -30,35 +30,30 @@ func (e *InteractionEnv) handleStatus(c *Cmd) error {
 // status is one host's line: "A.1: primary e1 out=12 retained=12 in=10
 // routes=[...]"; a crashed host says so.
 func (e *InteractionEnv) status(h string, n *ha.Node) string {
+	st := n.Status()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", h, n.Role())
+	fmt.Fprintf(&b, "%s: %s", h, st.Role)
 	if e.crashed[h] {
 		b.WriteString(" (crashed)")
 	}
-	if n.Frag() >= 0 && !n.IsSink() {
-		fmt.Fprintf(&b, " e%d", n.Epoch())
+	sink := st.Frag == e.topo.SinkFrag()
+	if st.Frag >= 0 && !sink {
+		fmt.Fprintf(&b, " e%d", st.Epoch)
 	}
-	if !n.IsSink() {
-		fmt.Fprintf(&b, " out=%d retained=%d", n.OutputSeq(), n.OutputLen())
+	if !sink {
+		fmt.Fprintf(&b, " out=%d retained=%d", st.OutputSeq, st.Retained)
 	}
 	var in []string
-	for p := range n.Inputs() {
-		in = append(in, strconv.FormatUint(n.InputSeq(p), 10))
+	for _, s := range st.InputSeqs {
+		in = append(in, strconv.FormatUint(s, 10))
 	}
 	if len(in) > 0 {
 		fmt.Fprintf(&b, " in=%s", strings.Join(in, ","))
 	}
-	var down []string
-	for _, o := range e.hosts {
-		if n.Down(o) {
-			down = append(down, o)
-		}
+	if len(st.Down) > 0 {
+		fmt.Fprintf(&b, " down=(%s)", strings.Join(st.Down, ","))
 	}
-	if len(down) > 0 {
-		fmt.Fprintf(&b, " down=(%s)", strings.Join(down, ","))
-	}
-	for f := range e.topo.Frags {
-		r := n.Route(f)
+	for f, r := range st.Routes {
 		fmt.Fprintf(&b, "\n  f%d e%d v%d %s recv=(%s)", f, r.Epoch, r.Version, r.Primary, strings.Join(r.Receivers, ","))
 	}
 	return b.String()

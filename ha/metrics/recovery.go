@@ -154,14 +154,17 @@ func timings(exp, obs, own *ha.Deliveries, x classify.Index, ownIsExp bool) []ti
 }
 
 // judge marks each output late, missing or on time against tol, and when
-// its lateness ended. Lateness right after SustainedOutputs on-time
-// outputs is excused when it is one event: in a real run, one late output
-// or one burst of late outputs arriving within tol of each other (the
-// windows one event closes), followed by on-time output or by the end of
-// the output; in a simulated run, one output at most twice the tolerance
-// late and followed by an on-time one (after a re-interleaving the same
-// id's timing jitters around the own run's).
+// its lateness ended: markLate, then excuseLoneLateness, then endAbsences.
 func judge(ts []timing, tol time.Duration, real bool) {
+	markLate(ts, tol)
+	excuseLoneLateness(ts, tol, real)
+	endAbsences(ts)
+}
+
+// markLate marks the outputs that never arrived missing and those that
+// arrived after their own time plus tol late, their lateness ending at
+// their arrival.
+func markLate(ts []timing, tol time.Duration) {
 	for i := range ts {
 		t := &ts[i]
 		t.miss = t.arrived == never
@@ -170,6 +173,16 @@ func judge(ts []timing, tol time.Duration, real bool) {
 			t.offEnd = t.arrived
 		}
 	}
+}
+
+// excuseLoneLateness clears lateness right after SustainedOutputs on-time
+// outputs when it is one event: in a real run, one late output or one
+// burst of late outputs arriving within tol of each other (the windows one
+// event closes), followed by on-time output or by the end of the output;
+// in a simulated run, one output at most twice the tolerance late and
+// followed by an on-time one (after a re-interleaving the same id's timing
+// jitters around the own run's).
+func excuseLoneLateness(ts []timing, tol time.Duration, real bool) {
 	run := 0 // on-time outputs in a row before i
 	for i := 0; i < len(ts); {
 		if !ts[i].bad() {
@@ -177,18 +190,8 @@ func judge(ts []timing, tol time.Duration, real bool) {
 			i++
 			continue
 		}
-		j := i // the last output of the event
-		for real && ts[i].late && j+1 < len(ts) && ts[j+1].late && ts[j+1].arrived-ts[i].arrived <= tol && ts[i].arrived-ts[j+1].arrived <= tol {
-			j++
-		}
-		after := j+1 < len(ts) && !ts[j+1].bad()
-		excuse := ts[i].late && run >= SustainedOutputs
-		if real {
-			excuse = excuse && (after || j+1 == len(ts))
-		} else {
-			excuse = excuse && after && ts[i].arrived-ts[i].own <= 2*tol
-		}
-		if excuse {
+		j := eventEnd(ts, i, tol, real)
+		if ts[i].late && run >= SustainedOutputs && loneEvent(ts, i, j, tol, real) {
 			for k := i; k <= j; k++ {
 				ts[k].late, ts[k].offEnd = false, 0
 			}
@@ -196,9 +199,34 @@ func judge(ts []timing, tol time.Duration, real bool) {
 		run = 0
 		i = j + 1
 	}
-	// A missing output's absence ends when a later output of its key
-	// arrives: scan backwards keeping the earliest arrival per key of
-	// outputs due strictly later.
+}
+
+// eventEnd is the last output of the event that makes ts[i] bad: in a real
+// run, the late outputs right after a late ts[i] arriving within tol of
+// it; otherwise ts[i] alone.
+func eventEnd(ts []timing, i int, tol time.Duration, real bool) int {
+	j := i
+	for real && ts[i].late && j+1 < len(ts) && ts[j+1].late && ts[j+1].arrived-ts[i].arrived <= tol && ts[i].arrived-ts[j+1].arrived <= tol {
+		j++
+	}
+	return j
+}
+
+// loneEvent reports whether the late event ts[i..j] is followed by on-time
+// output (or, in a real run, by the end of the output) and, in a simulated
+// run, is at most twice the tolerance late.
+func loneEvent(ts []timing, i, j int, tol time.Duration, real bool) bool {
+	after := j+1 < len(ts) && !ts[j+1].bad()
+	if real {
+		return after || j+1 == len(ts)
+	}
+	return after && ts[i].arrived-ts[i].own <= 2*tol
+}
+
+// endAbsences ends a missing output's absence when a later output of its
+// key arrives (never when none did): it scans backwards keeping the
+// earliest arrival per key of outputs due strictly later.
+func endAbsences(ts []timing) {
 	next := map[uint32]time.Duration{}
 	for i := len(ts) - 1; i >= 0; {
 		j := i // ts[j+1..i] share one own time

@@ -57,26 +57,8 @@ func ClassifyRecoveryWith(reference, faulty *ha.Trace, o RecoveryOptions) (Recov
 	if len(spans) == 0 {
 		return r, c
 	}
-	own, ownIsExp := exp, o.Own == nil
-	tol := o.Tolerance
-	r.DueFrom = "reference"
-	switch {
-	case !ownIsExp:
-		own, r.DueFrom = o.Own.Deliveries(), "own"
-	case o.Real:
-		r.DueFrom = "pre-fault"
-		// A real run measured without its own failure-free run: its
-		// deliveries before the first fault stand in for it.
-		var pre time.Duration
-		own, pre = realStandIn(exp, obs, spans[0].start)
-		ownIsExp = false
-		if tol <= 0 {
-			tol = pre
-		}
-	}
-	if tol <= 0 {
-		tol = Tolerance(own, o.Real)
-	}
+	own, ownIsExp, tol, dueFrom := dueReference(exp, obs, spans[0].start, o)
+	r.DueFrom = dueFrom
 	ts := timings(exp, obs, own, x, ownIsExp)
 	judge(ts, tol, o.Real)
 	r.Episodes = measureEpisodes(faulty, spans, ts, obs, own, end)
@@ -96,18 +78,54 @@ func ClassifyRecoveryWith(reference, faulty *ha.Trace, o RecoveryOptions) (Recov
 			k+1, len(r.Episodes), strings.Join(w.Faults, ", "), w.Missing)}, r.Explanations...)
 	}
 	if out := outstandingOf(exp, obs, own, x, ts, tol, end); out != nil {
-		n := 0
-		for _, o := range out {
-			if o {
-				n++
-			}
-		}
-		if n > 0 {
-			r.Outstanding, r.Missing = n, r.Missing-n
-			r.Type, r.Subtype = NotRecoveredType, ""
-			in := lostInputFigures(exp, obs, x, out, r.Emitted)
-			r.LostInputs, r.LostLineage = in.lost, in.lineage
-		}
+		markOutstanding(&r, exp, obs, x, out)
 	}
 	return r, c
+}
+
+// dueReference chooses what every expected output is due against: the
+// strategy's own failure-free run (o.Own), or else for a real run its own
+// deliveries before the first fault (realStandIn), or else the reference
+// run exp itself (ownIsExp); with the tolerance (o.Tolerance when set) and
+// the name Recovery.DueFrom reports.
+func dueReference(exp, obs *ha.Deliveries, firstFault time.Duration, o RecoveryOptions) (own *ha.Deliveries, ownIsExp bool, tol time.Duration, from string) {
+	own, ownIsExp, tol, from = exp, o.Own == nil, o.Tolerance, "reference"
+	switch {
+	case !ownIsExp:
+		own, from = o.Own.Deliveries(), "own"
+	case o.Real:
+		from = "pre-fault"
+		// A real run measured without its own failure-free run: its
+		// deliveries before the first fault stand in for it.
+		var pre time.Duration
+		own, pre = realStandIn(exp, obs, firstFault)
+		ownIsExp = false
+		if tol <= 0 {
+			tol = pre
+		}
+	}
+	if tol <= 0 {
+		tol = Tolerance(own, o.Real)
+	}
+	return own, ownIsExp, tol, from
+}
+
+// markOutstanding counts the expected outputs still to come when a run
+// that did not recover ended while catching up (out, from outstandingOf)
+// as outstanding rather than missing, makes the run's type "not
+// recovered", and counts the lost inputs again without them.
+func markOutstanding(r *Recovery, exp, obs *ha.Deliveries, x classify.Index, out []bool) {
+	n := 0
+	for _, o := range out {
+		if o {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	r.Outstanding, r.Missing = n, r.Missing-n
+	r.Type, r.Subtype = NotRecoveredType, ""
+	in := lostInputFigures(exp, obs, x, out, r.Emitted)
+	r.LostInputs, r.LostLineage = in.lost, in.lineage
 }

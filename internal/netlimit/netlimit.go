@@ -17,11 +17,10 @@ import (
 	"time"
 )
 
-// Listener accepts connections from an inner listener while fewer than
-// Max are open in total and fewer than PerAddr from the connection's
-// source address; a connection beyond either cap is closed unread at once.
-type Listener struct {
-	net.Listener
+// Caps counts the connections open in total and per source address and
+// admits a new one only while both are below their caps. The zero value
+// admits nothing; make one with NewCaps.
+type Caps struct {
 	max, perAddr int
 
 	mu      sync.Mutex
@@ -30,20 +29,62 @@ type Listener struct {
 	refused atomic.Int64
 }
 
-// Limit wraps ln with the caps max (total) and perAddr (per source
-// address); a cap ≤ 0 means 1.
-func Limit(ln net.Listener, total, perAddr int) *Listener {
-	return &Listener{Listener: ln, max: max(1, total), perAddr: max(1, perAddr), byAddr: map[string]int{}}
+// NewCaps counts within the caps total and perAddr (a cap ≤ 0 means 1).
+func NewCaps(total, perAddr int) *Caps {
+	return &Caps{max: max(1, total), perAddr: max(1, perAddr), byAddr: map[string]int{}}
+}
+
+// Admit counts c as open and returns the function that releases it (call
+// it once, when c closes), or closes c, counts it refused and returns
+// false when a cap is reached.
+func (k *Caps) Admit(c net.Conn) (release func(), ok bool) {
+	addr := SourceAddr(c)
+	k.mu.Lock()
+	ok = k.open < k.max && k.byAddr[addr] < k.perAddr
+	if ok {
+		k.open++
+		k.byAddr[addr]++
+	}
+	k.mu.Unlock()
+	if !ok {
+		k.refused.Add(1)
+		_ = c.Close()
+		return nil, false
+	}
+	var once sync.Once
+	return func() { once.Do(func() { k.release(addr) }) }, true
+}
+
+func (k *Caps) release(addr string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.open--
+	if k.byAddr[addr]--; k.byAddr[addr] <= 0 {
+		delete(k.byAddr, addr)
+	}
 }
 
 // Refused counts the connections closed unread because a cap was reached.
-func (l *Listener) Refused() int64 { return l.refused.Load() }
+func (k *Caps) Refused() int64 { return k.refused.Load() }
 
 // Open is the number of connections open now.
-func (l *Listener) Open() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.open
+func (k *Caps) Open() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.open
+}
+
+// Listener accepts connections from an inner listener within its Caps; a
+// connection beyond a cap is closed unread at once.
+type Listener struct {
+	net.Listener
+	*Caps
+}
+
+// Limit wraps ln with the caps total and perAddr (per source address); a
+// cap ≤ 0 means 1.
+func Limit(ln net.Listener, total, perAddr int) *Listener {
+	return &Listener{Listener: ln, Caps: NewCaps(total, perAddr)}
 }
 
 // Accept returns the next connection within the caps.
@@ -53,41 +94,20 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		addr := SourceAddr(c)
-		l.mu.Lock()
-		ok := l.open < l.max && l.byAddr[addr] < l.perAddr
-		if ok {
-			l.open++
-			l.byAddr[addr]++
+		if release, ok := l.Admit(c); ok {
+			return &conn{Conn: c, release: release}, nil
 		}
-		l.mu.Unlock()
-		if !ok {
-			l.refused.Add(1)
-			_ = c.Close()
-			continue
-		}
-		return &conn{Conn: c, release: func() { l.release(addr) }}, nil
-	}
-}
-
-func (l *Listener) release(addr string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.open--
-	if l.byAddr[addr]--; l.byAddr[addr] <= 0 {
-		delete(l.byAddr, addr)
 	}
 }
 
 type conn struct {
 	net.Conn
-	once    sync.Once
 	release func()
 }
 
 func (c *conn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.release)
+	c.release()
 	return err
 }
 

@@ -116,13 +116,20 @@ func RequireFiguresDrawn(t *testing.T, page string) {
 // (RequireFiguresDrawn), it has a figures section that can be linked to,
 // and neither its top nor its figures section renders blank
 // (RequireDrawn). With STREAMHA_SCREENSHOTS=DIR it keeps the top of the
-// page as report-NAME.png and its figures as report-NAME-figures.png (the
-// screenshots in docs/img are made so).
+// page as report-NAME.png, its figures as report-NAME-figures.png and,
+// when its strategies draw their own timelines (checkpoint histories,
+// output queues), those as report-NAME-timelines.png; 400 px wide, the
+// top as report-NAME-400.png and the figures as
+// report-NAME-figures-400.png (the screenshots in docs/img are made so).
 func CheckReport(t *testing.T, browser, name, page string) {
 	t.Helper()
 	RequireFiguresDrawn(t, page)
 	keep := os.Getenv("STREAMHA_SCREENSHOTS")
-	for suffix, url := range map[string]string{"": "file://" + page, "-figures": "file://" + figuresPage(t, page)} {
+	pages := map[string]string{"": "file://" + page, "-figures": "file://" + figuresPage(t, page)}
+	if tl, ok := timelinesPage(t, page); ok {
+		pages["-timelines"] = "file://" + tl
+	}
+	for suffix, url := range pages {
 		shot := Screenshot(t, browser, url)
 		RequireDrawn(t, name+suffix, shot)
 		if keep != "" {
@@ -138,6 +145,11 @@ func CheckReport(t *testing.T, browser, name, page string) {
 		shot := ScreenshotNarrow(t, browser, string(b), "", NarrowWidth, 2400)
 		RequireDrawn(t, name+"-400", shot)
 		require.NoError(t, os.WriteFile(filepath.Join(keep, "report-"+name+"-400.png"), shot, 0o644))
+		figs, err := os.ReadFile(figuresPage(t, page))
+		require.NoError(t, err)
+		shot = ScreenshotNarrow(t, browser, string(figs), "", NarrowWidth, 2400)
+		RequireDrawn(t, name+"-figures-400", shot)
+		require.NoError(t, os.WriteFile(filepath.Join(keep, "report-"+name+"-figures-400.png"), shot, 0o644))
 	}
 }
 
@@ -171,6 +183,35 @@ func figuresPage(t *testing.T, page string) string {
 	out := filepath.Join(t.TempDir(), "figures.html")
 	require.NoError(t, os.WriteFile(out, []byte(head+`<body><h2 id="figures">`+figs+"</body></html>\n"), 0o644))
 	return out
+}
+
+// ownTimeline matches the caption of a figure of one strategy
+// ("passive-standby: checkpoint timeline") and captures what it shows.
+var ownTimeline = regexp.MustCompile(`(?s)<figcaption>[a-z][a-z0-9-]*: (.*?)</figcaption>`)
+
+// timelinesPage writes a page of the figures a report draws of its
+// strategies' own timelines (every figure of one strategy but the latency
+// and output-timeline figures each strategy has), with the report's
+// style, and returns its path; ok is false when it has none.
+func timelinesPage(t *testing.T, page string) (path string, ok bool) {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	require.NoError(t, err)
+	head, body, _ := strings.Cut(string(b), "<body>")
+	var keep []string
+	for _, f := range regexp.MustCompile(`(?s)<figure>.*?</figure>`).FindAllString(body, -1) {
+		caption := ownTimeline.FindStringSubmatch(f)
+		if caption == nil || strings.HasPrefix(caption[1], "end-to-end latency") || strings.HasPrefix(caption[1], "output timeline") {
+			continue
+		}
+		keep = append(keep, f)
+	}
+	if len(keep) == 0 {
+		return "", false
+	}
+	out := filepath.Join(t.TempDir(), "timelines.html")
+	require.NoError(t, os.WriteFile(out, []byte(head+`<body><h2>Strategy timelines</h2>`+strings.Join(keep, "\n")+"</body></html>\n"), 0o644))
+	return out, true
 }
 
 // Chromium's headless window is at least 500 px wide, so narrower layouts

@@ -1,7 +1,7 @@
 // Package mystrategy is the skeleton of lab 5: a high-availability strategy
 // you complete yourself. It registers itself as "my-strategy" (hidden from
-// "all" and never listed: a lab strategy); strategies/all/all.go
-// imports it into the streamha binary.
+// "all" and never listed: a lab strategy); the streamha command imports
+// it beside its lab command (cmd/streamha/lab_strategies.go).
 //
 // The goal ("restart and replay everything"): every node keeps all the
 // tuples it sent; when a fragment's primary fails, the next host in line
