@@ -385,6 +385,14 @@ func (h *hooks) onRestore(m *ha.Message) {
 		}
 		return
 	}
+	if e := n.Route(n.Frag()).Epoch; !n.Planted().Has(ha.PlantRollbackEpochLocal) && e > m.Seq {
+		// A newer rollback restarted this fragment already (its epoch is
+		// its generation): this order waited while this host was paused
+		// or cut off.
+		n.Trace(ha.Event{Kind: ha.EvNote, Peer: m.From, Seq: m.Seq,
+			Note: fmt.Sprintf("restore of global rollback %d ignored: the fragment is at epoch %d, restarted by a newer rollback", m.Seq, e)})
+		return
+	}
 	s, err := decodeSnapshot(m.Body)
 	if err == nil && s.Frag != uint64(n.Frag()) {
 		err = fmt.Errorf("snapshot of fragment %d, this host serves %d", s.Frag, n.Frag())

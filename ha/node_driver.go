@@ -112,7 +112,7 @@ func (n *Node) Deliver(m *Message) {
 			n.onData(m)
 		case KindRoute:
 			if m.Route != nil {
-				n.onRoute(*m.Route, m.From, m.Type == RouteToldType)
+				n.onRoute(*m.Route, m.From, m.Type == RouteToldType, m.Type == "")
 			} else if m.Type == RouteQueryType {
 				n.answerRouteQuery(m)
 			}
@@ -143,7 +143,10 @@ func (n *Node) generate() {
 	}
 }
 
-func (n *Node) onRoute(r Route, from string, told bool) {
+// onRoute learns route r from host from: told when passed on (a
+// correction, a relay), announced when it is a primary's announcement of
+// its own takeover or change (neither: an answer to a route query).
+func (n *Node) onRoute(r Route, from string, told, announced bool) {
 	if !n.validRoute(r, from) {
 		return
 	}
@@ -186,7 +189,11 @@ func (n *Node) onRoute(r Route, from string, told bool) {
 		}
 		// Only a primary is asked to resume: a secondary or spare that
 		// held output for it would keep holding it after its own takeover.
-		if r.Resume && r.Primary != old.Primary && (n.IsPrimary() || n.planted.Has(PlantAnyRoleHoldsForResume)) {
+		// Only the takeover's announcement promises a resume: a route
+		// learnt later (an answer, a correction, a push after a heal) may
+		// be one whose resume went long ago to whoever served then.
+		if r.Resume && r.Primary != old.Primary && (n.IsPrimary() || n.planted.Has(PlantAnyRoleHoldsForResume)) &&
+			(announced || n.planted.Has(PlantHoldForToldRoute)) {
 			n.holdFor(r.Primary)
 		}
 	}

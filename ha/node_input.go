@@ -88,6 +88,7 @@ func (n *Node) onData(m *Message) {
 		case n.rep[p].fresh:
 			// The replay after a restart starts after m.Seq: nothing lost.
 			n.rep[p].fresh = false
+			n.takeHeldBefore(p, m.Seq, m.From)
 			in.last = max(in.last, m.Seq)
 			n.drainHeld(p)
 		case !in.seen:

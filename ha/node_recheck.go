@@ -166,6 +166,11 @@ func (n *Node) recheckAnswer(m *Message) {
 	n.rc.confirmed = true
 }
 
+// RouteViewType is the Type of a KindRoute message that answers a route
+// query: the route it carries is the answerer's view, not an announcement
+// (no resume follows it).
+const RouteViewType = "view"
+
 // sendRouteView answers a route query with this node's view of fragment
 // frag's route; its Seq marks (bit i: the fragment's i-th host, the first
 // 64) the hosts this node declared dead, and its Level is RouteFarCut when
@@ -182,5 +187,5 @@ func (n *Node) sendRouteView(host string, frag int) {
 	if n.farSideCut(host) {
 		level = RouteFarCut
 	}
-	n.Send(host, &Message{Kind: KindRoute, Route: &r, Seq: dead, Level: level})
+	n.Send(host, &Message{Kind: KindRoute, Type: RouteViewType, Route: &r, Seq: dead, Level: level})
 }

@@ -267,6 +267,34 @@ func (n *Node) skipTo(p int, upTo uint64, from string) {
 	n.drainHeld(p)
 }
 
+// takeHeldBefore accepts, on a port that restarted (Node.Restart), the
+// live tuples it holds with seqs up to upTo, where the upstream's first
+// replay starts: the upstream no longer retains them (amnesia retains
+// nothing), but they reached this node after its restart and are its
+// input, not a replay of what its predecessor processed. The seqs before
+// the first of them are none of this node's concern (its state starts
+// empty); holes between them were lost on the way (a gap).
+func (n *Node) takeHeldBefore(p int, upTo uint64, from string) {
+	rp := &n.rep[p]
+	if len(rp.held) == 0 || rp.held[0].Seq > upTo || n.planted.Has(PlantFreshDropsHeld) {
+		return
+	}
+	in := &n.in[p]
+	in.last = max(in.last, rp.held[0].Seq-1)
+	for len(rp.held) > 0 && rp.held[0].Seq <= upTo {
+		t := rp.held[0]
+		rp.held = rp.held[1:]
+		if t.Seq <= in.last {
+			continue
+		}
+		n.noteGap(p, t.Seq-1, from)
+		n.accept(uint8(p), t)
+	}
+	if len(rp.held) == 0 {
+		rp.held = nil
+	}
+}
+
 // noteGap records that the seqs of port p after its position up to upTo
 // will never arrive, and moves the position there.
 func (n *Node) noteGap(p int, upTo uint64, from string) {

@@ -60,6 +60,14 @@ func (n *Node) TakeOver(o TakeoverOptions) {
 	r := Route{Frag: n.frag, Epoch: max(old.Epoch+1, o.MinEpoch), Primary: n.host, Receivers: recv, ResetSeq: o.ResetSeq, Resume: !o.NoResume}
 	n.routes[n.frag] = r
 	n.fenced = false
+	if !n.planted.Has(PlantStaleHold) {
+		// A hold waits for the resume of a downstream primary that this
+		// node learned of while it served before: that resume was
+		// answered by whoever served meanwhile. The downstream asks this
+		// new primary again if it still needs a replay (its pending
+		// resume follows the route announced below).
+		n.awaiting = nil
+	}
 	n.catching, n.marked = uint8(1<<n.Inputs())-1, 0
 	n.Trace(Event{Kind: EvTakeover, Peer: old.Primary, Frag: n.frag, Epoch: r.Epoch})
 	n.AnnounceRoute()

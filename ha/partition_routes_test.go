@@ -63,7 +63,12 @@ faults:
 `,
 		// The takeover re-check (node_recheck.go) guards this case too: its
 		// answers carry the routes, so each rule shows only with it undone.
-		plants: []ha.Planted{ha.PlantSilentFence | ha.PlantTakeoverStorm, ha.PlantNoUpstreamResume | ha.PlantTakeoverStorm | minorityGuards,
+		// The hold for W.1 that a host of J used to start when it learnt
+		// W.1's route late, after the heal, is ended by W.1's resume
+		// (no-upstream-resume) and no longer started (hold-for-told-route):
+		// either rule alone recovers.
+		plants: []ha.Planted{ha.PlantSilentFence | ha.PlantTakeoverStorm,
+			ha.PlantNoUpstreamResume | ha.PlantHoldForToldRoute | ha.PlantTakeoverStorm | minorityGuards,
 			ha.PlantMinorityRestart | ha.PlantTakeoverStorm | minorityGuards},
 		precise: []string{"passive-standby", "active-standby"},
 		trigger: func(t *testing.T, strategy string, tr *ha.Trace) {

@@ -19,8 +19,10 @@ import (
 // repeated, wrong or spurious, no input lost, every expected output
 // delivered), "complete" (nothing missing, repeated or spurious, no input
 // lost: values may differ, as on a union whose order the failure changed),
-// or any other recovery type, which the run's type must equal. A soak
-// regression is an experiment file with its expectations (sim's
+// "resumed" (output resumed: the run recovered before its end, whatever
+// its type, for a strategy that may lose data on the schedule but not
+// stall), or any other recovery type, which the run's type must equal. A
+// soak regression is an experiment file with its expectations (sim's
 // TestRegressions walks testdata/regress).
 type Expectation struct {
 	Strategy string
@@ -72,6 +74,10 @@ func (x Expectation) Check(r metrics.Recovery) error {
 		zero("duplicates", int64(r.Duplicates))
 		zero("spurious", int64(r.Spurious))
 		zero("lost inputs", r.LostInputs)
+	case "resumed":
+		if r.NotRecovered || r.Type == metrics.NotRecoveredType {
+			bad = append(bad, "not recovered")
+		}
 	default:
 		if r.Type != x.Outcome {
 			bad = append(bad, "type "+r.Type)

@@ -104,6 +104,7 @@ func (h *hooks) resetDown() {
 		h.mem[p] = nil
 		if h.cfg.Dedup && !h.n.IsSource() && h.n.Frag() > 0 {
 			h.mem[p] = newIDMemory()
+			h.mem[p].byID = h.n.Planted().Has(ha.PlantDedupByID)
 		}
 	}
 	h.syncInputHook()

@@ -36,35 +36,57 @@ type idEntry struct {
 	t  int64
 }
 
-// idMemory remembers the ids received from one upstream fragment, in
-// arrival order, so a replay by a replacement can be de-duplicated. Ids
-// are forgotten once their event time is at or below the floor a
-// replacement would replay from.
+// idMemory remembers the outputs received from one upstream fragment, by
+// id and event time, in arrival order, so a replay by a replacement can be
+// de-duplicated. Outputs are forgotten once their event time is at or
+// below the floor a replacement would replay from.
+//
+// An output is a duplicate only when both its id and its event time were
+// received: a replay from the queue that holds the failed node's whole
+// input rebuilds each output with its id and event time. A replacement
+// whose input history was lost with an upstream that failed too (adjacent
+// failures) rebuilds other outputs under ids already used — a running sum
+// restarted empty counts a key from one again — at later event times;
+// those are new outputs, and dropping them by id alone held every key's
+// output back until its count passed the old one.
 type idMemory struct {
-	seen map[ha.OutputID]struct{}
+	seen map[idEntry]struct{}
 	fifo []idEntry
 	head int
 	peak int
+	// byID compares ids alone (ha.PlantDedupByID).
+	byID bool
 }
 
-func newIDMemory() *idMemory { return &idMemory{seen: map[ha.OutputID]struct{}{}} }
+func newIDMemory() *idMemory { return &idMemory{seen: map[idEntry]struct{}{}} }
 
-// admit reports whether id is new, remembering it.
+// key is the entry under which an output with id and event time t is
+// remembered.
+func (m *idMemory) key(id ha.OutputID, t int64) idEntry {
+	if m.byID {
+		return idEntry{id: id}
+	}
+	return idEntry{id: id, t: t}
+}
+
+// admit reports whether the output (id, event time t) is new, remembering it.
 func (m *idMemory) admit(id ha.OutputID, t int64) bool {
-	if _, dup := m.seen[id]; dup {
+	k := m.key(id, t)
+	if _, dup := m.seen[k]; dup {
 		return false
 	}
-	m.seen[id] = struct{}{}
+	m.seen[k] = struct{}{}
 	m.fifo = append(m.fifo, idEntry{id: id, t: t})
 	m.peak = max(m.peak, len(m.seen))
 	return true
 }
 
-// forget drops remembered ids, oldest first, while their event time is at
-// or below floor.
+// forget drops the outputs remembered in arrival order up to the first
+// whose event time is above floor.
 func (m *idMemory) forget(floor int64) {
 	for m.head < len(m.fifo) && m.fifo[m.head].t <= floor {
-		delete(m.seen, m.fifo[m.head].id)
+		e := m.fifo[m.head]
+		delete(m.seen, m.key(e.id, e.t))
 		m.head++
 	}
 	if m.head > 1024 && m.head*2 > len(m.fifo) {
@@ -73,7 +95,7 @@ func (m *idMemory) forget(floor int64) {
 	}
 }
 
-// size is the number of remembered ids.
+// size is the number of outputs remembered.
 func (m *idMemory) size() int { return len(m.seen) }
 
 // Strategy message types (KindStrategy).

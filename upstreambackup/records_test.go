@@ -115,3 +115,28 @@ func TestTimeOrder(t *testing.T) {
 	assert.False(t, o.inOrderFrom(2), "2 came before 1 in event time")
 	assert.True(t, o.inOrderFrom(3))
 }
+
+// TestIDMemoryByIDAndTime: an output is a duplicate only when its id and
+// its event time were both received; a rebuilt state's output under a
+// reused id at another event time is new (by id alone it was dropped).
+func TestIDMemoryByIDAndTime(t *testing.T) {
+	a := ha.OutputID{Kind: ha.IDKey, Key: 3, X: 7}
+	tests := []struct {
+		name string
+		byID bool
+		want []bool // admit(a, 10), admit(a, 10), admit(a, 40), admit(a, 40)
+	}{
+		{"id and time", false, []bool{true, false, true, false}},
+		{"id alone (planted)", true, []bool{true, false, false, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newIDMemory()
+			m.byID = tt.byID
+			got := []bool{m.admit(a, 10), m.admit(a, 10), m.admit(a, 40), m.admit(a, 40)}
+			assert.Equal(t, tt.want, got)
+			m.forget(20)
+			assert.Equal(t, !tt.byID, !m.admit(a, 40), "forgetting the older output keeps the newer one")
+		})
+	}
+}
