@@ -22,12 +22,16 @@ import (
 // than a moment it saw only a minority of the deployment alive asks the
 // primary itself before it takes over. An answer shows the primary alive
 // (the detector will say so within a heartbeat; the election ends then):
-// the host waits and asks again every ElectionSettle. No answer within ElectionSettle: the
-// primary is gone or still cut off, and the view decides — a majority
-// view takes over (viewMayElect), whatever the probe heard: a backup in an
-// island with its upstream and downstream primaries but neither the
-// sources nor the sink hears both sides answer. After a real crash the
-// takeover comes ElectionSettle later, and only on such a host.
+// the host waits and asks again every ElectionSettle. No answer within
+// ElectionSettle: the primary is gone or still cut off, and the host
+// probes its neighbours afresh — their first answers came before their
+// own views settled (a backup in an island with its upstream and
+// downstream primaries but neither the sources nor the sink heard both
+// answer before they saw their far sides dead) — and takes over on their
+// answers (rule 8 of docs/reliability.md) or, if none come, on a majority
+// view. After a real crash the takeover comes ElectionSettle and a round
+// trip later, and only on such a host (with half the deployment crashed no
+// host sees a majority, and the fresh answers are what let it take over).
 
 // askPrimary is a node's state for asking its primary before a takeover.
 type askPrimary struct {
@@ -37,6 +41,7 @@ type askPrimary struct {
 	asking     bool          // the primary was asked
 	askedAt    time.Duration // when
 	answered   bool          // the primary answered since
+	silent     bool          // it did not answer: a fresh probe decides
 }
 
 // noteMinority records, after a declaration of death, whether the node
@@ -55,16 +60,17 @@ func (n *Node) primaryAnswered(m *Message) {
 	}
 }
 
-// askPrimaryOff ends the question (the primary is seen alive, or did not
-// answer). The minority mark stays: a declaration it makes suspect is one
-// no newer than it, and a later one on a majority view is newer.
-func (n *Node) askPrimaryOff() { n.ap.asking, n.ap.answered = false, false }
+// askPrimaryOff ends the question: the primary is seen alive, or another
+// host is primary. The minority mark stays: a declaration it makes
+// suspect is one no newer than it, and a later one on a majority view is
+// newer.
+func (n *Node) askPrimaryOff() { n.ap.asking, n.ap.answered, n.ap.silent = false, false, false }
 
 // awaitsPrimary reports whether an elected node must not take over yet
 // because it asks its primary, declared dead on a minority view, whether
 // it lives (see above); it asks and arms the election timer as needed.
 func (n *Node) awaitsPrimary() bool {
-	if n.planted.Has(PlantMinorityDeathTrusted) || !n.ap.minority {
+	if n.planted.Has(PlantMinorityDeathTrusted) || !n.ap.minority || n.ap.silent {
 		return false
 	}
 	prim := n.routes[n.frag].Primary
@@ -84,11 +90,14 @@ func (n *Node) awaitsPrimary() bool {
 		return true
 	default:
 		// No answer: the primary is gone, or still cut off. The
-		// neighbours' answers to the probe may come from the same
-		// island, and are older now: the view decides, as for a probe
-		// nobody answered (viewMayElect).
-		n.askPrimaryOff()
-		return !n.viewMayElect()
+		// neighbours' answers to the probe are older now, given before
+		// their own views settled (a neighbour in the same island had
+		// not yet seen its far side dead): a fresh probe decides, and
+		// without its answers the view (viewMayElect).
+		n.ap.asking, n.ap.answered, n.ap.silent = false, false, true
+		n.probing, n.heard = false, false
+		n.probe()
+		return true
 	}
 	n.ap.asking, n.ap.answered, n.ap.askedAt = true, false, now
 	n.Send(prim, &Message{Kind: KindRoute, Type: RouteQueryType, Seq: uint64(n.frag) + 1})

@@ -142,7 +142,7 @@ nodes:
 faults:
   - {at: 1s, for: 400ms, partition: [[A.1, B.1, C.1], [src, A, A.2, B, B.2, C, C.2, sink]]}
 `,
-		plants:  []ha.Planted{ha.PlantMinorityRestart},
+		plants:  []ha.Planted{ha.PlantMinorityRestart | minorityGuards},
 		precise: []string{"passive-standby", "active-standby", "upstream-backup"},
 		trigger: func(t *testing.T, _ string, tr *ha.Trace) {
 			requireEvent(t, tr, ha.EvDetect, "B.1")

@@ -203,8 +203,10 @@ func (res *SoakResult) run(factor, slack int64) error {
 	if res.PreciseChecked {
 		arbitrary := c.Experiment.QueryClass() == ha.Arbitrary
 		lost := rec.LostInputs
-		if covered, ok := unionCoveredLoss(c.Experiment, ref.Trace, out.Trace); arbitrary && lost > 0 && ok {
-			lost = covered // soak_union.go
+		if arbitrary && lost > 0 {
+			if covered, ok := unionCoveredLoss(c.Experiment, ref.Trace, out.Trace); ok {
+				lost = covered // soak_union.go
+			}
 		}
 		if (!arbitrary && (rec.Type != "precise" || rec.Missing+rec.Duplicates+rec.Wrong+rec.Spurious > 0)) ||
 			(arbitrary && (rec.Missing+rec.Duplicates+rec.Spurious > 0 || lost > 0)) {
