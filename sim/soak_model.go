@@ -94,8 +94,8 @@ func (c *SoakCase) InFaultModel() (ok bool, why string) {
 //     previous one ended (no crash during the same fragment's recovery);
 //     under a strategy that keeps a fragment's state on several hosts
 //     (Replicas > 1: its primary and backup or secondary), failures
-//     closer together are inside when they are all failures of one host
-//     and another of those hosts never failed (recoveryFailure);
+//     closer together are inside as long as one of those hosts fails in
+//     none of them (recoveryFailure);
 //   - at least one host of every fragment survives;
 //   - different fragments, adjacent ones included, may fail together;
 //   - for a strategy whose promise says NoAdjacentFailures (upstream
@@ -239,14 +239,15 @@ func largestGroup(groups [][]string) (big, ties int) {
 // after the end of an earlier one form an episode. With one holder (the
 // state lives on one host, upstream queues or a global checkpoint), an
 // episode of two failures or more is outside the promise: the host taking
-// over may be the one that fails next. With several holders, an episode
-// whose failures are all failures of one host (a host paused again, cut
-// off again or crashed once back) is inside while a holder that never
-// failed before is another host: that holder fails in none of them and
-// keeps the state the whole time — it serves, or takes over and keeps
-// serving, and a host recruited meanwhile copies its state from it. A
-// holder that failed once is not counted on again: which host then holds
-// the state is the protocol's choice.
+// over may be the one that fails next. With several holders, such an
+// episode is inside while a holder that never failed before fails in none
+// of the episode's failures: that host keeps the state the whole time — it
+// serves, or takes over and keeps serving, whatever happens to the others,
+// and a host recruited meanwhile (a new backup, a returning host) only
+// copies its state from a holder. So failures of a host that already
+// failed in the episode (paused again once it resumed) or of spares stay
+// inside. A holder that failed once is not counted on again: which host
+// then holds the state is the protocol's choice.
 func recoveryFailure(fs []soakFailure, holders []string) string {
 	safe := slices.Clone(holders) // holders that have not failed yet
 	for i := 0; i < len(fs); {
@@ -257,12 +258,11 @@ func recoveryFailure(fs []soakFailure, holders []string) string {
 		}
 		episode := fs[i:j]
 		i = j
-		h := episode[0].host()
-		oneHost := !slices.ContainsFunc(episode, func(f soakFailure) bool { return len(f.hosts) != 1 || f.hosts[0] != h })
-		keeps := len(holders) > 1 && oneHost && slices.ContainsFunc(safe, func(s string) bool { return s != h })
-		safe = slices.DeleteFunc(safe, func(s string) bool {
-			return slices.ContainsFunc(episode, func(f soakFailure) bool { return slices.Contains(f.hosts, s) })
-		})
+		hit := func(h string) bool {
+			return slices.ContainsFunc(episode, func(f soakFailure) bool { return slices.Contains(f.hosts, h) })
+		}
+		keeps := len(holders) > 1 && slices.ContainsFunc(safe, func(h string) bool { return !hit(h) })
+		safe = slices.DeleteFunc(safe, hit)
 		if len(episode) < 2 || keeps {
 			continue
 		}

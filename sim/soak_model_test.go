@@ -9,8 +9,9 @@ import (
 
 // TestInFaultModelAdmitsPreciseRuns: schedules the recovery-window rule
 // admits because a host with the fragment's state never fails — the same
-// host failing again once back, faults on a host already down — are in
-// fact precise under both standby strategies.
+// host failing again once back, faults on a host already down, a recruited
+// spare failing, spares failing before the primary — are in fact precise
+// under both standby strategies.
 func TestInFaultModelAdmitsPreciseRuns(t *testing.T) {
 	t.Parallel()
 	schedules := []struct{ name, query, faults string }{
@@ -19,6 +20,8 @@ func TestInFaultModelAdmitsPreciseRuns(t *testing.T) {
 		{"the secondary cut off twice", "join", "  - {at: 1s, for: 300ms, partition: [[W.1], [J, J.1, J.2, J.3, W, W.2, W.3, src, src2, sink]]}\n" +
 			"  - {at: 2s, for: 400ms, partition: [[W.1, J.1], [J, J.2, J.3, W, W.2, W.3, src, src2, sink]]}"},
 		{"a crashed primary crashed again, paused too", "repeatable", "  - {at: 1.5s, crash: A}\n  - {at: 1.8s, crash: A}\n  - {at: 2s, pause: A, for: 500ms}"},
+		{"the recruited spare crashes", "convergent", "  - {at: 1.5s, crash: B}\n  - {at: 2s, crash: B.2}"},
+		{"spares fail, then the primary", "join", "  - {at: 1s, crash: W.2}\n  - {at: 1.2s, pause: W.3, for: 400ms}\n  - {at: 1.5s, crash: W}"},
 	}
 	for _, strategy := range []string{"passive-standby", "active-standby"} {
 		for _, s := range schedules {
