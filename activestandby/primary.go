@@ -59,7 +59,8 @@ func (h *hooks) onOrderNack(m *ha.Message) {
 // (ha.Node.SeesNeighbours) leaves its route alone: most hosts look dead
 // from there, and each change would raise its epoch above that of the
 // host taking over meanwhile. It prunes once it sees its neighbours again
-// (PeerUp, or a neighbour's new route).
+// (PeerUp, or a neighbour's new route). Nor does a primary that sees a
+// minority of the deployment alive (ha.PlantMinorityAcks).
 func (h *hooks) pruneReceivers() {
 	n := h.n
 	if !h.fragment() || n.Fenced() || !n.IsPrimary() || !n.SeesNeighbours() {
@@ -67,6 +68,14 @@ func (h *hooks) pruneReceivers() {
 	}
 	r := n.Route(n.Frag())
 	if !slices.ContainsFunc(r.Receivers, n.Down) {
+		return
+	}
+	if !n.SeesMajority() && !n.Planted().Has(ha.PlantMinorityAcks) {
+		// On the minority side of a partition the secondaries may
+		// serve on the other: a successor there resumes from its own
+		// position, and dropping it would let the upstream trim to
+		// this primary's acknowledgements. It prunes once it sees a
+		// majority again (PeerUp), or never, and the upstream retains.
 		return
 	}
 	if !n.ViewSettled() {

@@ -139,6 +139,8 @@ type Node struct {
 	// when the detector last declared a host dead (ViewSettled)
 	downAt   time.Duration
 	downSeen bool
+	// when the view last regained a majority (node_minority.go)
+	mv minorityView
 	// an empty restart waits for a settled majority view (node_cutoff.go):
 	// whether and since when it waits, and whether the minority note was
 	// traced

@@ -38,23 +38,27 @@ func (n *Node) CutOff() bool {
 // ViewSettled reports whether ElectionSettle passed since the detector
 // last declared a host dead. A strategy defers route changes that depend
 // on who is dead (dropping a secondary) until it has.
+// It also waits ElectionSettle after the view regained a majority of
+// the deployment (node_minority.go).
 func (n *Node) ViewSettled() bool {
-	return !n.downSeen || n.env.Now()-n.downAt >= ElectionSettle || n.planted.Has(PlantTrimWhileCutOff)
+	return n.SettleLeft() == 0
 }
 
 // SettleLeft is how long until ViewSettled turns true (0 when it is).
 func (n *Node) SettleLeft() time.Duration {
-	if n.ViewSettled() {
-		return 0
+	left := time.Duration(0)
+	if n.downSeen && !n.planted.Has(PlantTrimWhileCutOff) {
+		left = max(left, ElectionSettle-(n.env.Now()-n.downAt))
 	}
-	return ElectionSettle - (n.env.Now() - n.downAt)
+	return max(left, n.regainLeft())
 }
 
 // withholdsAck reports whether m, about to be sent to host to, is an
 // acknowledgement to this node's upstream that a cut-off primary, or one
-// whose view is still settling, must not send.
+// whose view is still settling or a minority of the deployment, must
+// not send.
 func (n *Node) withholdsAck(to string, m *Message) bool {
-	if m.Kind != KindAck || n.planted.Has(PlantTrimWhileCutOff) || (!n.CutOff() && n.ViewSettled()) {
+	if m.Kind != KindAck || n.planted.Has(PlantTrimWhileCutOff) || (!n.CutOff() && n.ViewSettled() && !n.minorityHold()) {
 		return false
 	}
 	if n.frag < 0 || n.IsSink() || !n.IsPrimary() {

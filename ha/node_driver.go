@@ -61,7 +61,9 @@ func (n *Node) PeerUp(host string) {
 	if !n.down[host] {
 		return
 	}
+	wasMajority := n.SeesMajority()
 	delete(n.down, host)
+	n.noteViewUp(wasMajority)
 	n.Trace(Event{Kind: EvAlive, Peer: host})
 	if n.frag >= 0 && !n.IsSink() && host != n.host && host == n.routes[n.frag].Primary && !n.planted.Has(PlantNoRouteQueryOnPeerUp) {
 		// This node may have missed its fragment's routes while it was

@@ -1,0 +1,49 @@
+package activestandby_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/streamha/streamha/activestandby"
+	"github.com/streamha/streamha/experiment"
+	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
+	"github.com/streamha/streamha/sim"
+)
+
+// TestMinorityPrimaryKeepsItsUpstream: partitions that cut the primaries
+// (often with the source) off from every secondary and the sink. A
+// secondary takes over on the majority side from its position at the cut;
+// the primaries on the minority side keep their secondaries in their
+// routes and withhold their acknowledgements, so the upstream still holds
+// what the successor asks for after the heal: precise. With the fix undone
+// (minority-acks) the upstream trims it: a gap.
+func TestMinorityPrimaryKeepsItsUpstream(t *testing.T) {
+	t.Parallel()
+	for _, file := range []string{
+		"active-primaries-island-keeps-upstream.yaml",
+		"active-primaries-island-keeps-upstream-sliding.yaml",
+		"active-primaries-island-keeps-upstream-two-cuts.yaml",
+		"active-primaries-island-keeps-upstream-join.yaml",
+	} {
+		t.Run(file, func(t *testing.T) {
+			t.Parallel()
+			e, err := experiment.Load("../sim/testdata/regress/" + file)
+			require.NoError(t, err)
+			ref, err := sim.ReferenceTrace(e)
+			require.NoError(t, err)
+			out, err := sim.RunPlanted(e, activestandby.Name, 0)
+			require.NoError(t, err)
+			rec, _ := metrics.ClassifyRecovery(ref, out.Trace)
+			assert.Equal(t, "precise", rec.Type, "%v", rec.Explanations)
+
+			out, err = sim.RunPlanted(e, activestandby.Name, ha.PlantMinorityAcks)
+			require.NoError(t, err)
+			rec, _ = metrics.ClassifyRecovery(ref, out.Trace)
+			assert.Equal(t, "gap", rec.Type, "with the fix undone the upstream trims what the successor needs")
+			assert.Positive(t, rec.LostInputs)
+		})
+	}
+}
