@@ -31,7 +31,9 @@ type InteractionEnv struct {
 	losses []*loss
 	// apart is the group of hosts a partition cuts off from the rest.
 	apart map[string]bool
-	now   time.Duration
+	// cuts are the links cut between two hosts (both directions), until heal.
+	cuts map[[2]string]bool
+	now  time.Duration
 
 	inflight []*envelope
 	nextID   int
@@ -166,7 +168,7 @@ func (e *InteractionEnv) deliver(env *envelope) {
 			return
 		}
 	}
-	if e.apart[env.from] != e.apart[env.to] {
+	if e.apart[env.from] != e.apart[env.to] || e.cuts[[2]string{env.from, env.to}] {
 		e.printf("%s (dropped: partition)\n", env)
 		return
 	}

@@ -27,7 +27,8 @@ import (
 //	stabilize [max=1000]                     delivers until nothing is in flight
 //	run d=50ms [step=1ms]                    ticks and stabilises in steps, printing only trace events
 //	partition A.1 [B ...]                    cuts the hosts named off from the others: messages between the two groups are lost
-//	heal                                     ends the partition
+//	cut A B                                  cuts the link between A and B only (both ways; cuts add up)
+//	heal                                     ends the partition and every cut
 //	pause A / resume A                       A handles nothing meanwhile: messages to it wait, its timers wait
 //	crash A                                  A stops: what it is sent is dropped, its timers never fire
 //	down A [on=(src,A.1)]                    the detector declares A dead (on every other live host)
@@ -68,8 +69,10 @@ func (e *InteractionEnv) Handle(c *Cmd) (string, error) {
 		err = e.handleCrash(c)
 	case "partition":
 		err = e.handlePartition(c)
+	case "cut":
+		err = e.handleCut(c)
 	case "heal":
-		e.apart = nil
+		e.apart, e.cuts = nil, nil
 		e.printf("healed\n")
 	case "down", "up":
 		err = e.handlePeer(c)
@@ -371,6 +374,25 @@ func (e *InteractionEnv) handlePartition(c *Cmd) error {
 		names = append(names, a.Key)
 	}
 	e.printf("partition: (%s) apart\n", strings.Join(names, ","))
+	return nil
+}
+
+// handleCut cuts the link between two hosts, both ways, until heal.
+func (e *InteractionEnv) handleCut(c *Cmd) error {
+	if len(c.Args) != 2 {
+		return fmt.Errorf("want: cut HOST HOST")
+	}
+	a, b := c.Args[0].Key, c.Args[1].Key
+	for _, h := range []string{a, b} {
+		if _, err := e.node(h); err != nil {
+			return err
+		}
+	}
+	if e.cuts == nil {
+		e.cuts = map[[2]string]bool{}
+	}
+	e.cuts[[2]string{a, b}], e.cuts[[2]string{b, a}] = true, true
+	e.printf("cut: %s | %s\n", a, b)
 	return nil
 }
 
