@@ -93,14 +93,25 @@ const emptyEpisode = 10 * ElectionSettle
 // SeesMajority reports whether the node sees a strict majority of the
 // deployment's hosts (itself included) alive.
 func (n *Node) SeesMajority() bool {
-	hosts := n.topo.Hosts()
-	alive := 0
-	for _, h := range hosts {
+	// Counted in place (Topology.Hosts allocates): a primary asks this
+	// before every acknowledgement it sends upstream (minorityHold).
+	all, alive := 0, 0
+	count := func(h string) {
+		all++
 		if !n.down[h] {
 			alive++
 		}
 	}
-	return 2*alive > len(hosts)
+	for _, h := range n.topo.Sources {
+		count(h)
+	}
+	for _, f := range n.topo.Frags {
+		for _, h := range f.Hosts {
+			count(h)
+		}
+	}
+	count(n.topo.Sink)
+	return 2*alive > all
 }
 
 // MayRestartEmpty reports whether the node may restart its fragment
