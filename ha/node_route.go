@@ -173,7 +173,7 @@ func (n *Node) askRoute(m *Message) {
 	}
 	now := n.env.Now()
 	a, ok := n.routeAsked[m.Frag]
-	again := a.epoch == m.Epoch && now-a.at >= retellAfter && !n.planted.Has(PlantAnnounceOnce)
+	again := a.epoch == m.Epoch && now-a.at >= retellAfter && !n.planted.Has(PlantRouteAskedOnce)
 	if !ok || a.epoch < m.Epoch || again {
 		n.routeAsked[m.Frag] = routeAsk{epoch: m.Epoch, at: now}
 		n.Send(m.From, &Message{Kind: KindRoute, Type: RouteQueryType})

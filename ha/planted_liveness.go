@@ -2,7 +2,7 @@ package ha
 
 // Planted bugs 56–59: liveness after adjacent failures, group partitions
 // and rollbacks (each undoes the fix named). The repeated route query and
-// the rollback epochs are undone by announce-once and rollback-epoch-local
+// the rollback epochs are undone by route-asked-once and rollback-epoch-local
 // (planted_precise.go).
 const (
 	// PlantStaleHold undoes the reset of output holds at a takeover

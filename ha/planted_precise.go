@@ -22,15 +22,16 @@ const (
 	// same epoch as the host a newer rollback restarted, wins the tie,
 	// and runs a generation nobody else does: output stalls for good.
 	PlantRollbackEpochLocal Planted = 1 << 62
-	// PlantAnnounceOnce undoes two repairs of an announcement lost for
-	// good: a host that drops data of a newer epoch than it knows asks
-	// its sender for the route once per epoch only (node_route.go,
-	// askRoute), so when loss takes that question or its answer it drops
-	// the new primary's output for good; and a passive-standby backup
-	// learns that it is the backup only from its primary's announcement,
-	// not from the checkpoints it receives, so when a partition took the
+	// PlantAnnounceOnce undoes a passive-standby backup's learning that it
+	// is the backup from the checkpoints it receives: it learns it only
+	// from its primary's announcement, so when a partition took the
 	// announcement nobody takes over after the primary crashes.
 	PlantAnnounceOnce Planted = 1 << 63
+	// PlantRouteAskedOnce undoes the repeated route query (askRoute): a
+	// host that drops data of a newer epoch than it knows asks its sender
+	// for the route once per epoch only, so when loss takes that question
+	// or its answer it drops the new primary's output for good.
+	PlantRouteAskedOnce Planted = 1 << 52
 )
 
 func init() {
@@ -38,4 +39,5 @@ func init() {
 	plantedNames[PlantMinorityDeathTrusted] = "minority-death-trusted"
 	plantedNames[PlantRollbackEpochLocal] = "rollback-epoch-local"
 	plantedNames[PlantAnnounceOnce] = "announce-once"
+	plantedNames[PlantRouteAskedOnce] = "route-asked-once"
 }

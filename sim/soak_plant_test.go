@@ -41,7 +41,7 @@ var defaultPlantBudget = plantBudget{seed: 1, strategies: []string{"passive-stan
 // strategies whose protocol the bug breaks most often, and a budget of
 // about twice the runs the search takes today.
 var plantBudgets = map[string]plantBudget{
-	"no-route-seek":             {seed: 1, strategies: []string{"active-standby"}, runs: 150, foundAt: 93, with: "announce-once"},
+	"no-route-seek":             {seed: 1, strategies: []string{"active-standby"}, runs: 150, foundAt: 93, with: "route-asked-once"},
 	"replay-keeps-hold":         {seed: 1, strategies: []string{"passive-standby"}, runs: 220, foundAt: 109},
 	"no-end-repair":             {seed: 1, strategies: []string{"active-standby"}, runs: 200, foundAt: 93},
 	"no-catch-up-merge":         {seed: 1, strategies: []string{"passive-standby"}, runs: 1100, foundAt: 742},
@@ -85,7 +85,10 @@ var plantBudgets = map[string]plantBudget{
 	"minority-acks": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs the primaries cut off " +
 		"from every secondary and the sink long enough for a takeover (seed 31 found 4 in 5 000 active standby runs); guarded by " +
 		"sim.TestRegressions (active-primaries-island-keeps-upstream*) and activestandby.TestMinorityPrimaryKeepsItsUpstream"},
-	"announce-once": {seed: 4242, strategies: []string{"passive-standby"}, runs: 10, foundAt: 4},
+	"route-asked-once": {seed: 4242, strategies: []string{"passive-standby"}, runs: 10, foundAt: 4},
+	"announce-once": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a backup " +
+		"announcement lost in a partition and then the primary's crash (seed 8804, run 97); guarded by " +
+		"passivestandby.TestBackupLearnsItsRoleFromACheckpoint"},
 	"old-repair-blocks-new-gap": {notFound: "not found in 1 600 swarm runs of passive and active standby (seed 1); " +
 		"the soak that led to the fix met it once, under 20 % loss (classic generator, seed 303, run 1848)"},
 }
