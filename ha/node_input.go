@@ -175,6 +175,9 @@ func (n *Node) drainPending() {
 		}
 		i := slices.IndexFunc(n.pending, func(t Tuple) bool { return t.Stream == n.follow[0] })
 		if i < 0 {
+			if n.impossibleDecision() {
+				continue // following ended: arrival order from here
+			}
 			return
 		}
 		t := n.pending[i]
@@ -185,6 +188,29 @@ func (n *Node) drainPending() {
 	if len(n.follow) == 0 {
 		n.follow = nil
 	}
+}
+
+// impossibleDecision ends decision following when the next decision can
+// never be followed: it names a port this node does not have, or a port
+// whose stream ended with none of its tuples waiting. Decisions come from
+// another host over the network — a damaged byte, a log that does not
+// match the input — and the node would hold every later input behind
+// that decision for good: output would never resume. The decisions are
+// a wish to repeat a predecessor's order, never a reason to stall; the
+// node drops them and returns to arrival order (a union's order may
+// then differ from the predecessor's, as after any decision lost).
+func (n *Node) impossibleDecision() bool {
+	if n.planted.Has(PlantImpossibleDecisionWaits) {
+		return false
+	}
+	p := int(n.follow[0])
+	if p < n.Inputs() && (!n.ended[p] || len(n.merge[p]) > 0) {
+		return false
+	}
+	n.Trace(Event{Kind: EvNote, N: int64(len(n.follow)), Seq: uint64(p),
+		Note: "an interleaving decision names no input that can still come: following no more decisions"})
+	n.follow = n.follow[:0]
+	return true
 }
 
 // checkCaughtUp traces EvCaughtUp once every input port has processed

@@ -89,6 +89,9 @@ var plantBudgets = map[string]plantBudget{
 	"announce-once": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a backup " +
 		"announcement lost in a partition and then the primary's crash (seed 8804, run 97); guarded by " +
 		"passivestandby.TestBackupLearnsItsRoleFromACheckpoint"},
+	"impossible-decision-waits": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a union's " +
+		"decisions corrupted on their way to the backup, then a takeover (passive standby seed 31, run 3306); guarded by " +
+		"sim.TestRegressionsFailWithTheirBug (liveness-corrupt-decision.yaml)"},
 	"old-repair-blocks-new-gap": {notFound: "not found in 1 600 swarm runs of passive and active standby (seed 1); " +
 		"the soak that led to the fix met it once, under 20 % loss (classic generator, seed 303, run 1848)"},
 }
