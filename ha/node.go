@@ -130,6 +130,9 @@ type Node struct {
 	rc recheck
 	// asking the primary before a takeover (node_askprimary.go)
 	ap askPrimary
+	// asking a connected neighbour whether it saw the primary die too
+	// (node_deathword.go)
+	dw deathWord
 	// rate limits of route queries and stale-route replies
 	routeAsked map[int]routeAsk      // fragment -> epoch last asked for, and when
 	toldStale  map[toldKey]toldRoute // (host, fragment) -> route last told, and when

@@ -130,7 +130,7 @@ func (n *Node) MayRestartEmpty() bool {
 	if now-n.emptyAt < ElectionSettle {
 		return false
 	}
-	if !n.SeesMajority() {
+	if !n.SeesMajority() && !n.deathConfirmed() {
 		if !n.minorityWait {
 			n.minorityWait = true
 			n.Trace(Event{Kind: EvNote, Frag: n.frag,

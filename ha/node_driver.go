@@ -96,7 +96,8 @@ func (n *Node) Deliver(m *Message) {
 		return
 	}
 	if m.Kind == KindRoute && m.Route != nil {
-		n.recheckAnswer(m) // node_recheck.go
+		n.recheckAnswer(m)   // node_recheck.go
+		n.deathWordAnswer(m) // node_deathword.go
 	}
 	if m.Kind == KindResume {
 		// Whoever answers the resume (the runtime or a hook), the live

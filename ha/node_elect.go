@@ -36,7 +36,7 @@ func (n *Node) elect() {
 		// No answer within the settle time, yet the detector still sees
 		// both sides alive: the probes were lost, the view decides — a
 		// majority view (viewMayElect).
-		if !n.viewMayElect() {
+		if !n.viewMayElect() && !n.neighbourSawItDie() {
 			n.probing = false
 			return
 		}

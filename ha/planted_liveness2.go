@@ -10,8 +10,15 @@ const (
 	// whose stream ended, and the node holds every later input behind it
 	// for good.
 	PlantImpossibleDecisionWaits Planted = 1 << 32
+	// PlantMinorityChainWaits undoes the takeover on a connected
+	// neighbour's word (node_deathword.go): after crashes of half the
+	// deployment or more no host sees a majority again, and two adjacent
+	// fragments that both lost their primary each wait for the other's
+	// primary to answer a probe, for good.
+	PlantMinorityChainWaits Planted = 1 << 33
 )
 
 func init() {
 	plantedNames[PlantImpossibleDecisionWaits] = "impossible-decision-waits"
+	plantedNames[PlantMinorityChainWaits] = "minority-chain-waits"
 }

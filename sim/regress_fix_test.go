@@ -23,7 +23,7 @@ const stallMargin = time.Second
 
 // TestRegressionsFailWithTheirBug runs every regression file that names the
 // fix guarding it in a "# fix: NAME" line (ha.PlantedNames) again with that
-// bug planted: under each strategy the file expects to resume, the output
+// bug planted: under each strategy the file names, the output
 // must stall then (its last output a second or more before the failure-free
 // run's) and not without the bug. A regression that cannot tell the fix
 // from the bug guards nothing.

@@ -92,6 +92,10 @@ var plantBudgets = map[string]plantBudget{
 	"impossible-decision-waits": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a union's " +
 		"decisions corrupted on their way to the backup, then a takeover (passive standby seed 31, run 3306); guarded by " +
 		"sim.TestRegressionsFailWithTheirBug (liveness-corrupt-decision.yaml)"},
+	"minority-chain-waits": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs crashes of " +
+		"half the deployment or more, two adjacent fragments' primaries among them (seed 47: passive standby run 878, upstream " +
+		"backup runs 503, 3798, 3998, 4412, amnesia runs 3515, 4544, active standby run 4110); guarded by sim.TestRegressionsFailWithTheirBug (liveness-half-crashed-*.yaml) and " +
+		"the interaction script minority_chain_takeover"},
 	"old-repair-blocks-new-gap": {notFound: "not found in 1 600 swarm runs of passive and active standby (seed 1); " +
 		"the soak that led to the fix met it once, under 20 % loss (classic generator, seed 303, run 1848)"},
 }
