@@ -133,6 +133,9 @@ type Node struct {
 	// asking a connected neighbour whether it saw the primary die too
 	// (node_deathword.go)
 	dw deathWord
+	// waiting for a live candidate before this node to take over
+	// (node_candwait.go)
+	cw candWait
 	// rate limits of route queries and stale-route replies
 	routeAsked map[int]routeAsk      // fragment -> epoch last asked for, and when
 	toldStale  map[toldKey]toldRoute // (host, fragment) -> route last told, and when

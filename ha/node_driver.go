@@ -98,6 +98,7 @@ func (n *Node) Deliver(m *Message) {
 	if m.Kind == KindRoute && m.Route != nil {
 		n.recheckAnswer(m)   // node_recheck.go
 		n.deathWordAnswer(m) // node_deathword.go
+		n.candidateAnswer(m) // node_candwait.go
 	}
 	if m.Kind == KindResume {
 		// Whoever answers the resume (the runtime or a hook), the live

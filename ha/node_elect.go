@@ -13,11 +13,13 @@ func (n *Node) elect() {
 	}
 	r := n.routes[n.frag]
 	if r.Primary == n.host || !n.down[r.Primary] {
+		n.cw = candWait{}
 		n.recheckOff()
 		n.askPrimaryOff()
 		return
 	}
 	order := n.order(s)
+	n.passIdleCandidates(order) // node_candwait.go
 	if n.electedIn(order) != n.host || !n.Connected() {
 		n.probing, n.heard = false, false
 		n.recheckOff()
@@ -165,7 +167,7 @@ func (n *Node) order(s Successor) []string {
 func (n *Node) electedIn(order []string) string {
 	prim := n.routes[n.frag].Primary
 	for _, h := range order {
-		if h != prim && !n.down[h] {
+		if h != prim && !n.down[h] && !n.cw.skips(h) {
 			return h
 		}
 	}

@@ -16,9 +16,15 @@ const (
 	// fragments that both lost their primary each wait for the other's
 	// primary to answer a probe, for good.
 	PlantMinorityChainWaits Planted = 1 << 33
+	// PlantLiveCandidateWaited undoes the bound on waiting for a live
+	// candidate that never takes over (node_candwait.go): hosts whose
+	// takeover orders differ (a backup announcement lost to some) each
+	// wait for another, for good.
+	PlantLiveCandidateWaited Planted = 1 << 34
 )
 
 func init() {
 	plantedNames[PlantImpossibleDecisionWaits] = "impossible-decision-waits"
 	plantedNames[PlantMinorityChainWaits] = "minority-chain-waits"
+	plantedNames[PlantLiveCandidateWaited] = "live-candidate-waited"
 }

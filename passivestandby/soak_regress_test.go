@@ -49,7 +49,9 @@ func TestUnionOutputCommit(t *testing.T) {
 // partition took that announcement; B.3 got B's checkpoints all the same.
 // After B crashes, B.3 takes over from its checkpoint and the run is
 // precise. With the fix undone (announce-once) B.3 waits for the backup
-// it last heard of, the others wait for B.3, and nobody takes over.
+// it last heard of, the others wait for B.3, and nobody takes over — unless
+// the bound on that wait (live-candidate-waited, undone too here) passes
+// the idle candidate over.
 func TestBackupLearnsItsRoleFromACheckpoint(t *testing.T) {
 	t.Parallel()
 	e, err := experiment.Load("testdata/soak/backup-announcement-lost.yaml")
@@ -62,7 +64,7 @@ func TestBackupLearnsItsRoleFromACheckpoint(t *testing.T) {
 	assert.NotEmpty(t, events(out.Trace, ha.EvTakeover, "B.3"), "B.3 takes over")
 	assert.Equal(t, "precise", rec.Type, "%v", rec.Explanations)
 
-	out, err = sim.RunPlanted(e, passivestandby.Name, ha.PlantAnnounceOnce)
+	out, err = sim.RunPlanted(e, passivestandby.Name, ha.PlantAnnounceOnce|ha.PlantLiveCandidateWaited)
 	require.NoError(t, err)
 	rec, _ = metrics.ClassifyRecovery(ref, out.Trace)
 	assert.Empty(t, events(out.Trace, ha.EvTakeover, ""), "with the fix undone nobody takes over")

@@ -25,7 +25,9 @@ func (h *hooks) TakeOver() {
 	prim := n.Route(n.Frag()).Primary
 	b, announced := h.backupOf[prim]
 	switch {
-	case b == n.Host() && h.held != nil && h.held.from == prim:
+	case h.held != nil && h.held.from == prim && (b == n.Host() || !n.Planted().Has(ha.PlantLiveCandidateWaited)):
+		// The backup, or an earlier backup elected past the announced
+		// one (ha's candidate wait): its checkpoint beats empty state.
 		h.restoreAndTakeOver(prim)
 	case b == n.Host():
 		h.emptyTakeOver(fmt.Sprintf("backup of %s without a complete checkpoint from it", prim))

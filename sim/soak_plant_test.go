@@ -96,6 +96,10 @@ var plantBudgets = map[string]plantBudget{
 		"half the deployment or more, two adjacent fragments' primaries among them (seed 47: passive standby run 878, upstream " +
 		"backup runs 503, 3798, 3998, 4412, amnesia runs 3515, 4544, active standby run 4110); guarded by sim.TestRegressionsFailWithTheirBug (liveness-half-crashed-*.yaml) and " +
 		"the interaction script minority_chain_takeover"},
+	"live-candidate-waited": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a backup " +
+		"announcement and checkpoint lost to the new backup alone, then the primary's crash (passive standby seed 31, run 4650); " +
+		"guarded by sim.TestRegressionsFailWithTheirBug (liveness-backup-announcement-lost-idle-candidates.yaml) and the " +
+		"interaction script passive_idle_candidate"},
 	"old-repair-blocks-new-gap": {notFound: "not found in 1 600 swarm runs of passive and active standby (seed 1); " +
 		"the soak that led to the fix met it once, under 20 % loss (classic generator, seed 303, run 1848)"},
 }
