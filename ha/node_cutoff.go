@@ -142,6 +142,17 @@ func (n *Node) MayRestartEmpty() bool {
 	return true
 }
 
+// emptySettling reports whether an empty restart this node asked for
+// waits for its view to settle (MayRestartEmpty). The election has nothing
+// to ask meanwhile: its re-check and probe were answered before the
+// strategy asked, and the settle timer elects again. Asking them anew on
+// every message during the settle made a loop of queries and answers that
+// ended only with the settle (hundreds of messages in the simulator, a
+// livelock with instant links).
+func (n *Node) emptySettling() bool {
+	return n.emptyAsked && !n.planted.Has(PlantSettleRequeries) && n.env.Now()-n.emptyAt < ElectionSettle
+}
+
 // viewMayElect reports whether a takeover that no probe answer confirmed
 // may rest on the detector's view alone: only while the node sees a
 // majority of the deployment alive. A host in a minority island that

@@ -25,6 +25,9 @@ func (n *Node) elect() {
 		n.recheckOff()
 		return
 	}
+	if n.emptySettling() {
+		return // node_cutoff.go: the settle timer elects again
+	}
 	if need, bounded := n.recheckNeed(order); len(need) > 0 && !n.recheckDue(need, bounded) {
 		return // node_recheck.go
 	}

@@ -66,6 +66,9 @@ func (n *Node) onData(m *Message) {
 		return
 	}
 	p := int(m.Stream)
+	if (m.Type == ReplayEndType || m.Type == TailType) && n.staleNumbering(p, m) {
+		return // node_numbering.go
+	}
 	in := &n.in[p]
 	wasEnded := n.ended[p]
 	switch m.Type {

@@ -1,8 +1,9 @@
 package ha
 
 // Planted bugs 32–39: liveness after corrupted decisions, crashes of half
-// the deployment, takeover orders that differ and restarted numberings
-// (each undoes the fix named).
+// the deployment, takeover orders that differ and restarted numberings, and
+// an election's queries while an empty restart settles (each undoes the
+// fix named).
 const (
 	// PlantImpossibleDecisionWaits undoes the end of decision following
 	// at a decision no input can satisfy (drainPending): a decision byte
@@ -21,10 +22,22 @@ const (
 	// takeover orders differ (a backup announcement lost to some) each
 	// wait for another, for good.
 	PlantLiveCandidateWaited Planted = 1 << 34
+	// PlantStaleNumberingKept undoes the reset of an input position that
+	// counts in an upstream's older numbering (node_numbering.go): a
+	// backup that restores its primary's position after the upstream
+	// restarted empty drops the upstream's new output as duplicates.
+	PlantStaleNumberingKept Planted = 1 << 35
+	// PlantSettleRequeries undoes the quiet of an election whose empty
+	// restart waits for its view to settle (emptySettling): it asks its
+	// re-check and probe again on every message meanwhile, a loop of
+	// queries and answers.
+	PlantSettleRequeries Planted = 1 << 36
 )
 
 func init() {
 	plantedNames[PlantImpossibleDecisionWaits] = "impossible-decision-waits"
 	plantedNames[PlantMinorityChainWaits] = "minority-chain-waits"
 	plantedNames[PlantLiveCandidateWaited] = "live-candidate-waited"
+	plantedNames[PlantStaleNumberingKept] = "stale-numbering-kept"
+	plantedNames[PlantSettleRequeries] = "settle-requeries"
 }

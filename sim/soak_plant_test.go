@@ -100,6 +100,12 @@ var plantBudgets = map[string]plantBudget{
 		"announcement and checkpoint lost to the new backup alone, then the primary's crash (passive standby seed 31, run 4650); " +
 		"guarded by sim.TestRegressionsFailWithTheirBug (liveness-backup-announcement-lost-idle-candidates.yaml) and the " +
 		"interaction script passive_idle_candidate"},
+	"stale-numbering-kept": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs an empty " +
+		"restart upstream while the downstream's backup holds a checkpoint, then that backup's takeover (passive standby seed 31, " +
+		"run 4549); guarded by sim.TestRegressionsFailWithTheirBug (liveness-restored-position-in-old-numbering.yaml) and the " +
+		"interaction script passive_stale_numbering"},
+	"settle-requeries": {notFound: "a loop of queries during an empty restart's 100 ms settle: with simulated links it ends " +
+		"with the settle, costing messages but breaking no invariant; guarded by the interaction script passive_empty_restart_quiet"},
 	"old-repair-blocks-new-gap": {notFound: "not found in 1 600 swarm runs of passive and active standby (seed 1); " +
 		"the soak that led to the fix met it once, under 20 % loss (classic generator, seed 303, run 1848)"},
 }
