@@ -133,6 +133,9 @@ type Node struct {
 	// asking a connected neighbour whether it saw the primary die too
 	// (node_deathword.go)
 	dw deathWord
+	// when every input's primary was last seen alive again (node_cutoff.go)
+	inputBack   bool
+	inputBackAt time.Duration
 	// waiting for a live candidate before this node to take over
 	// (node_candwait.go)
 	cw candWait

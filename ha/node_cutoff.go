@@ -27,6 +27,46 @@ func (n *Node) CutOff() bool {
 	return d == "" || n.down[d]
 }
 
+// A primary with several inputs may be cut off from one of them only (a
+// join whose fragment a partition split between its two sources): it
+// serves on with the other, and a host of its fragment on the far side,
+// which hears that input's primary and the downstream, takes over. After
+// the heal the successor's epoch fences this primary and asks every
+// upstream to replay from the successor's own positions — including the
+// upstream this primary kept hearing, and which trimmed on its
+// acknowledgements meanwhile (a gap under active standby: 180–200 inputs
+// lost). So while any input's primary is declared dead, a primary sends no
+// acknowledgement upstream either, as when its downstream is: cumulative,
+// the next one after the cut releases the trim of every
+
+// acknowledgement withheld meanwhile. Once every input's primary is seen
+// alive again the acknowledgements wait ElectionSettle more: the
+// successor's route is on its way, and an upstream that has it drops this
+// primary's acknowledgements as stale.
+
+// inputCut reports whether this node, a primary, sees the primary of one
+// of its inputs declared dead (or knows none).
+func (n *Node) inputCut() bool {
+	if n.frag < 0 || n.IsSink() || !n.IsPrimary() || n.planted.Has(PlantAckWhileInputCut) {
+		return false
+	}
+	return n.inputDown()
+}
+
+// inputDown reports whether this node sees the primary of one of its
+// inputs declared dead, or knows none.
+func (n *Node) inputDown() bool {
+	if len(n.down) == 0 {
+		return false
+	}
+	for p := range n.Inputs() {
+		if up := n.Upstream(p); up == "" || n.down[up] {
+			return true
+		}
+	}
+	return false
+}
+
 // The detector declares the hosts on the other side of a partition dead
 // one by one, over about a heartbeat: a primary that just lost its backup
 // may not yet see that it lost its downstream too, and an acknowledgement
@@ -50,6 +90,9 @@ func (n *Node) SettleLeft() time.Duration {
 	if n.downSeen && !n.planted.Has(PlantTrimWhileCutOff) {
 		left = max(left, ElectionSettle-(n.env.Now()-n.downAt))
 	}
+	if n.inputBack && !n.planted.Has(PlantAckWhileInputCut) {
+		left = max(left, ElectionSettle-(n.env.Now()-n.inputBackAt))
+	}
 	return max(left, n.regainLeft())
 }
 
@@ -58,7 +101,7 @@ func (n *Node) SettleLeft() time.Duration {
 // whose view is still settling or a minority of the deployment, must
 // not send.
 func (n *Node) withholdsAck(to string, m *Message) bool {
-	if m.Kind != KindAck || n.planted.Has(PlantTrimWhileCutOff) || (!n.CutOff() && n.ViewSettled() && !n.minorityHold()) {
+	if m.Kind != KindAck || n.planted.Has(PlantTrimWhileCutOff) || (!n.CutOff() && !n.inputCut() && n.ViewSettled() && !n.minorityHold()) {
 		return false
 	}
 	if n.frag < 0 || n.IsSink() || !n.IsPrimary() {

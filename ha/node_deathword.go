@@ -43,6 +43,7 @@ type deathWord struct {
 	asking    bool          // the neighbours were asked
 	askedAt   time.Duration // when
 	confirmed bool          // a connected neighbour declared prim dead
+	alive     bool          // its last answer since askedAt saw prim alive
 }
 
 // neighbourSawItDie reports whether a takeover on a minority view may go
@@ -53,6 +54,43 @@ func (n *Node) neighbourSawItDie() bool {
 	if n.planted.Has(PlantMinorityChainWaits) || n.probeSides == 0 || n.probeSides == 3 {
 		return false // no neighbour to ask, or both asked: the probe decides
 	}
+	n.deathWordSync()
+	if n.dw.confirmed {
+		return true
+	}
+	n.askDeathWord()
+	return false
+}
+
+// The same question, asked on a majority view, can hold a takeover back.
+// A partition need not split the deployment into groups that see nothing
+// of each other: it may cut only the links between a backup and its
+// fragment's primary and upstream. The backup then sees a majority alive
+// and its primary dead, while the primary serves on, acknowledged by the
+// upstream and heard by the downstream; a takeover on that view fences it
+// after the heal and asks the upstream for input it trimmed meanwhile (a
+// gap under active standby, 90–200 inputs lost). The downstream's primary,
+// connected on its own far side, still hearing the primary is the evidence
+// that it serves: the backup waits, and asks again every ElectionSettle.
+// After a real crash the neighbour declares the primary dead within about
+// a heartbeat of the backup, and the takeover comes at most ElectionSettle
+// later; only a probe that could ask one side waits so (a failure next to
+// the fragment, or a partition).
+
+// neighbourSeesPrimary reports whether the connected neighbour primary that
+// a one-sided probe asked answered, since it was last asked, that it still
+// sees this fragment's primary alive (see above).
+func (n *Node) neighbourSeesPrimary() bool {
+	if n.planted.Has(PlantViewOverNeighbour) || n.probeSides == 0 || n.probeSides == 3 {
+		return false
+	}
+	n.deathWordSync()
+	return n.dw.alive
+}
+
+// deathWordSync starts the question afresh when the fragment's route or
+// the candidates the election passes over changed.
+func (n *Node) deathWordSync() {
 	r := n.routes[n.frag]
 	need := []string{r.Primary}
 	if s, ok := n.hooks.(Successor); ok {
@@ -68,18 +106,21 @@ func (n *Node) neighbourSawItDie() bool {
 	if n.dw.prim != r.Primary || n.dw.epoch != r.Epoch || !slices.Equal(n.dw.need, need) {
 		n.dw = deathWord{prim: r.Primary, epoch: r.Epoch, need: need}
 	}
-	if n.dw.confirmed {
-		return true
-	}
+}
+
+// askDeathWord asks the connected neighbours' primaries of a one-sided
+// probe for their view of this node's fragment, unless it did within
+// ElectionSettle, and arms the election timer for the answer.
+func (n *Node) askDeathWord() {
 	now := n.env.Now()
 	if n.dw.asking && now-n.dw.askedAt < ElectionSettle {
-		return false
+		return
 	}
 	if !n.dw.asking {
-		n.Trace(Event{Kind: EvNote, Peer: r.Primary, Epoch: r.Epoch,
-			Note: fmt.Sprintf("minority view: asking the connected neighbour whether %v failed for it too", need)})
+		n.Trace(Event{Kind: EvNote, Peer: n.dw.prim, Epoch: n.dw.epoch,
+			Note: fmt.Sprintf("one-sided probe: asking the connected neighbour whether %v failed for it too", n.dw.need)})
 	}
-	n.dw.asking, n.dw.askedAt = true, now
+	n.dw.asking, n.dw.askedAt, n.dw.alive = true, now, false
 	var ask []string
 	if n.probeSides&1 != 0 {
 		for p := range n.Inputs() {
@@ -95,7 +136,6 @@ func (n *Node) neighbourSawItDie() bool {
 		}
 	}
 	n.env.SetTimer(ElectionSettle, electTimer)
-	return false
 }
 
 // deathWordAnswer takes a neighbour's view of this node's fragment's route
@@ -103,7 +143,7 @@ func (n *Node) neighbourSawItDie() bool {
 // a neighbour side's primary connected on its far side and marks the
 // asked primary dead (sendRouteView).
 func (n *Node) deathWordAnswer(m *Message) {
-	if !n.dw.asking || n.dw.confirmed || m.Type != RouteViewType || m.Route.Frag != n.frag || n.frag < 0 {
+	if !n.dw.asking || m.Type != RouteViewType || m.Route.Frag != n.frag || n.frag < 0 {
 		return
 	}
 	if m.Route.Primary != n.dw.prim || m.Route.Epoch != n.dw.epoch || m.Level == RouteFarCut {
@@ -122,13 +162,20 @@ func (n *Node) deathWordAnswer(m *Message) {
 		return
 	}
 	hosts := n.topo.Frags[n.frag].Hosts
+	if i := slices.Index(hosts, n.dw.prim); i >= 0 && i < 64 && m.Seq&(1<<i) == 0 {
+		n.dw.alive, n.dw.confirmed = true, false
+		return
+	}
+	n.dw.alive = false
 	for _, h := range n.dw.need {
 		if i := slices.Index(hosts, h); i < 0 || i >= 64 || m.Seq&(1<<i) == 0 {
 			return
 		}
 	}
-	n.dw.confirmed = true
-	n.Trace(Event{Kind: EvNote, Peer: m.From, Note: fmt.Sprintf("%s declared %v dead too: taking over on its word", m.From, n.dw.need)})
+	if !n.dw.confirmed {
+		n.dw.confirmed = true
+		n.Trace(Event{Kind: EvNote, Peer: m.From, Note: fmt.Sprintf("%s declared %v dead too", m.From, n.dw.need)})
+	}
 }
 
 // deathConfirmed reports whether a connected neighbour declared dead this

@@ -61,9 +61,12 @@ func (n *Node) PeerUp(host string) {
 	if !n.down[host] {
 		return
 	}
-	wasMajority := n.SeesMajority()
+	wasMajority, wasInputDown := n.SeesMajority(), n.IsPrimary() && n.inputDown()
 	delete(n.down, host)
 	n.noteViewUp(wasMajority)
+	if wasInputDown && !n.inputDown() {
+		n.inputBack, n.inputBackAt = true, n.env.Now() // node_cutoff.go
+	}
 	n.Trace(Event{Kind: EvAlive, Peer: host})
 	if n.frag >= 0 && !n.IsSink() && host != n.host && host == n.routes[n.frag].Primary && !n.planted.Has(PlantNoRouteQueryOnPeerUp) {
 		// This node may have missed its fragment's routes while it was

@@ -38,6 +38,13 @@ func (n *Node) elect() {
 		if n.env.Now()-n.probeAt < ElectionSettle {
 			return
 		}
+		// A side asked was declared dead meanwhile, or the connected
+		// neighbour of a one-sided probe still hears the primary: it
+		// serves (node_deathword.go). Probe again.
+		if n.probeShrank() || n.neighbourSeesPrimary() {
+			n.probe()
+			return
+		}
 		// No answer within the settle time, yet the detector still sees
 		// both sides alive: the probes were lost, the view decides — a
 		// majority view (viewMayElect).
@@ -65,17 +72,42 @@ func (n *Node) probe() {
 	if !n.rc.asking {
 		n.heardSides = 0 // a re-check's answers count as the probe's (recheckDue)
 	}
-	n.probeSides = 0
+	n.probeSides = n.probeSidesNow()
 	for i, h := range []string{n.Upstream(0), n.routes[n.DownstreamFrag()].Primary} {
-		if h != "" && !n.down[h] {
-			n.probeSides |= 1 << i
-			if n.heardSides&(1<<i) == 0 {
-				n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType})
-			}
+		if n.probeSides&(1<<i) != 0 && n.heardSides&(1<<i) == 0 {
+			n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType})
 		}
 	}
 	n.heard = n.probeAnswered()
+	if !n.heard && (n.probeSides == 1 || n.probeSides == 2) && !n.planted.Has(PlantViewOverNeighbour) {
+		n.deathWordSync()
+		n.askDeathWord() // node_deathword.go
+	}
 	n.env.SetTimer(ElectionSettle, electTimer)
+}
+
+// probeSidesNow is the sides of the fragment a probe now would ask: bit 0
+// the upstream primary, bit 1 the downstream one, each unless declared
+// dead.
+func (n *Node) probeSidesNow() uint8 {
+	var sides uint8
+	for i, h := range []string{n.Upstream(0), n.routes[n.DownstreamFrag()].Primary} {
+		if h != "" && !n.down[h] {
+			sides |= 1 << i
+		}
+	}
+	return sides
+}
+
+// probeShrank reports whether a side the probe asked was declared dead
+// since, leaving one: the probe is then one-sided, and its connected
+// neighbour's view of the primary is asked for (node_deathword.go).
+func (n *Node) probeShrank() bool {
+	if n.planted.Has(PlantViewOverNeighbour) {
+		return false
+	}
+	now := n.probeSidesNow()
+	return n.probeSides == 3 && (now == 1 || now == 2)
 }
 
 // probeAnswered reports whether the probe (or a re-check) has heard from

@@ -106,6 +106,11 @@ var plantBudgets = map[string]plantBudget{
 		"interaction script passive_stale_numbering"},
 	"settle-requeries": {notFound: "a loop of queries during an empty restart's 100 ms settle: with simulated links it ends " +
 		"with the settle, costing messages but breaking no invariant; guarded by the interaction script passive_empty_restart_quiet"},
+	"view-over-neighbour": {notFound: "the swarm's partitions cut whole groups off, where the backup also sees a minority or " +
+		"both neighbours; the bug needs a partial cut of the backup from its primary and upstream alone; guarded by " +
+		"sim.TestPartialCutsNeedTheirFixes (active-backup-cut-from-primary-and-upstream.yaml)"},
+	"ack-while-input-cut": {notFound: "the swarm's partitions cut whole groups off; the bug needs a partial cut splitting a join's " +
+		"fragment along its two sources; guarded by sim.TestPartialCutsNeedTheirFixes (active-join-split-by-partial-cut.yaml)"},
 	"old-repair-blocks-new-gap": {notFound: "not found in 1 600 swarm runs of passive and active standby (seed 1); " +
 		"the soak that led to the fix met it once, under 20 % loss (classic generator, seed 303, run 1848)"},
 }

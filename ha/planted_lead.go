@@ -1,0 +1,23 @@
+package ha
+
+// Planted bugs 48–49: a backup cut from its primary and upstream alone, and
+// a join cut from one of its sources (each undoes the fix named).
+const (
+	// PlantViewOverNeighbour undoes the wait of a one-sided probe while the
+	// connected neighbour's primary still sees this fragment's primary alive
+	// (node_deathword.go): a backup cut off from its primary and upstream
+	// alone sees a majority alive, takes over on that view, and after the
+	// heal fences the primary that served and asks for input trimmed
+	// meanwhile.
+	PlantViewOverNeighbour Planted = 1 << 48
+	// PlantAckWhileInputCut undoes the acknowledgements a primary withholds
+	// while one of its inputs' primaries is declared dead (inputCut): a
+	// join split from one source keeps acknowledging the other, which
+	// trims what the successor on the far side needs after the heal.
+	PlantAckWhileInputCut Planted = 1 << 49
+)
+
+func init() {
+	plantedNames[PlantViewOverNeighbour] = "view-over-neighbour"
+	plantedNames[PlantAckWhileInputCut] = "ack-while-input-cut"
+}
