@@ -32,6 +32,13 @@ const (
 	// re-check and probe again on every message meanwhile, a loop of
 	// queries and answers.
 	PlantSettleRequeries Planted = 1 << 36
+	// PlantStaleWordHeard undoes the rule that only a timely route
+	// answers a probe, and that a probe whose settle time passed long ago
+	// is made again (heardSide, elect): a host resuming from a pause takes
+	// its old probe's answers, its neighbours' data sent before a
+	// partition and its view from before the pause as current, and takes
+	// over from a minority island while its primary serves the majority.
+	PlantStaleWordHeard Planted = 1 << 37
 )
 
 func init() {
@@ -40,4 +47,5 @@ func init() {
 	plantedNames[PlantLiveCandidateWaited] = "live-candidate-waited"
 	plantedNames[PlantStaleNumberingKept] = "stale-numbering-kept"
 	plantedNames[PlantSettleRequeries] = "settle-requeries"
+	plantedNames[PlantStaleWordHeard] = "stale-word-heard"
 }
