@@ -15,9 +15,9 @@ import (
 )
 
 // runUnionPause runs the union with ship_decisions whose primary A pauses
-// 230 ms at pauseAt (longer than the detector's timeout: A.1 takes over
-// and A resumes as a zombie), with the bugs p planted.
-func runUnionPause(t *testing.T, seed int, pauseAt string, p ha.Planted) (metrics.Recovery, *ha.Trace) {
+// for pauseFor at pauseAt (just longer than the detector's timeout: A.1
+// takes over and A resumes as a zombie), with the bugs p planted.
+func runUnionPause(t *testing.T, seed int, pauseAt, pauseFor string, p ha.Planted) (metrics.Recovery, *ha.Trace) {
 	t.Helper()
 	e, err := experiment.Parse([]byte(fmt.Sprintf(`name: union-pause
 seed: %d
@@ -30,8 +30,8 @@ strategy: {name: active-standby, ship_decisions: true}
 network: {latency: 1ms, jitter: 2ms, bandwidth: 1Gbps}
 detector: {heartbeat: 50ms, timeout: 200ms}
 faults:
-  - {at: %s, pause: A, for: 230ms}
-`, seed, pauseAt)), t.Name())
+  - {at: %s, pause: A, for: %s}
+`, seed, pauseAt, pauseFor)), t.Name())
 	require.NoError(t, err)
 	_, ref, err := sim.Reference(e)
 	require.NoError(t, err)
@@ -66,19 +66,19 @@ func zombieSent(tr *ha.Trace) bool {
 func TestUnionPauseKeepsThePromise(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		seed    int
-		pauseAt string
-	}{{2, "3s"}, {8, "3.1s"}} {
-		t.Run(fmt.Sprintf("seed %d pause at %s", c.seed, c.pauseAt), func(t *testing.T) {
+		seed              int
+		pauseAt, pauseFor string
+	}{{2, "3s", "230ms"}, {14, "3s", "240ms"}} {
+		t.Run(fmt.Sprintf("seed %d pause at %s for %s", c.seed, c.pauseAt, c.pauseFor), func(t *testing.T) {
 			t.Parallel()
-			rec, tr := runUnionPause(t, c.seed, c.pauseAt, ha.PlantNone)
+			rec, tr := runUnionPause(t, c.seed, c.pauseAt, c.pauseFor, ha.PlantNone)
 			require.True(t, zombieSent(tr), "A resumed and sent output after A.1 took over")
 			assert.Zero(t, rec.Missing, rec.Explanations)
 			assert.Zero(t, rec.Duplicates, rec.Explanations)
 			assert.Zero(t, rec.LostInputs, rec.Explanations)
 			// Route convergence tells the resumed A of the takeover at once on
 			// some seeds, which hides the bug: the grace shows with both undone.
-			bad, _ := runUnionPause(t, c.seed, c.pauseAt, ha.PlantZombieDecisions|ha.PlantSilentFence)
+			bad, _ := runUnionPause(t, c.seed, c.pauseAt, c.pauseFor, ha.PlantZombieDecisions|ha.PlantSilentFence)
 			assert.Positive(t, bad.Missing+bad.Duplicates, "without the grace an output goes missing or repeats")
 		})
 	}

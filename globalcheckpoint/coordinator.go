@@ -143,6 +143,15 @@ func (h *hooks) rollback(why string) {
 			t = ""
 			if i >= 0 {
 				t = fr.Hosts[i]
+			} else if co.suspect != "" && slices.Contains(fr.Hosts, co.suspect) && !n.Down(co.suspect) &&
+				!n.Planted().Has(ha.PlantSuspectNeverTarget) {
+				// The replaced coordinator is avoided only while another
+				// host can take its fragment: the store may have replaced
+				// it across a partition, alive, and as the fragment's only
+				// live host it is the one restore target there is (were it
+				// dead, its failure orders the next rollback). Waiting for
+				// another host stalled the job for good.
+				t = co.suspect
 			}
 		}
 		if t == "" {

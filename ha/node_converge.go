@@ -149,6 +149,26 @@ func (n *Node) heardSide(m *Message) {
 		n.heard = true
 		return
 	}
+	if !n.planted.Has(PlantStaleWordHeard) {
+		// Only a timely route — the answer to the query, or a new
+		// primary's announcement, within ElectionSettle of the question
+		// — is word about the data path now. Data or an acknowledgement
+		// may have waited in this node's inbox since before the
+		// question, and an answer that comes later than the settle time
+		// was given before the node's own pause ended: a host resuming
+		// from a pause handles in one instant the answers to a probe it
+		// sent before the pause and the messages its neighbours sent
+		// before a partition cut them off with it, and took over on
+		// them from a minority island (soak seed 31, active standby run
+		// 2543). The view decides after the settle time anyway.
+		asked := n.probeAt
+		if n.rc.asking {
+			asked = max(asked, n.rc.askedAt)
+		}
+		if m.Kind != KindRoute || n.env.Now()-asked > ElectionSettle {
+			return
+		}
+	}
 	switch frag := m.Frag; {
 	case frag == n.frag-1 && n.sidePrimary(m, true):
 		n.heardSides |= 1

@@ -38,6 +38,15 @@ func (n *Node) elect() {
 		if n.env.Now()-n.probeAt < ElectionSettle {
 			return
 		}
+		if n.env.Now()-n.probeAt > 2*ElectionSettle && !n.planted.Has(PlantStaleWordHeard) {
+			// The settle timer fired late: this node was paused (or its
+			// CPU far behind), and the detector's events of the meantime
+			// still wait in its inbox behind the timer. Neither the probe
+			// nor the view is current: probe again (heardSide).
+			n.probing = false
+			n.probe()
+			return
+		}
 		// A side asked was declared dead meanwhile, or the connected
 		// neighbour of a one-sided probe still hears the primary: it
 		// serves (node_deathword.go). Probe again.

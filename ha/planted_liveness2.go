@@ -1,8 +1,9 @@
 package ha
 
 // Planted bugs 32–39: liveness after corrupted decisions, crashes of half
-// the deployment, takeover orders that differ and restarted numberings, and
-// an election's queries while an empty restart settles (each undoes the
+// the deployment, takeover orders that differ, restarted numberings, an
+// election's queries while an empty restart settles, stale probe answers
+// after a pause and a global rollback's restore targets (each undoes the
 // fix named).
 const (
 	// PlantImpossibleDecisionWaits undoes the end of decision following
@@ -32,6 +33,18 @@ const (
 	// re-check and probe again on every message meanwhile, a loop of
 	// queries and answers.
 	PlantSettleRequeries Planted = 1 << 36
+	// PlantStaleWordHeard undoes the rule that only a timely route
+	// answers a probe, and that a probe whose settle time passed long ago
+	// is made again (heardSide, elect): a host resuming from a pause takes
+	// its old probe's answers, its neighbours' data sent before a
+	// partition and its view from before the pause as current, and takes
+	// over from a minority island while its primary serves the majority.
+	PlantStaleWordHeard Planted = 1 << 37
+	// PlantSuspectNeverTarget undoes the use of the replaced coordinator
+	// as a global rollback's restore target when it is its fragment's
+	// only live host (globalcheckpoint/coordinator.go): the rollback waits
+	// for another host of that fragment for good.
+	PlantSuspectNeverTarget Planted = 1 << 38
 )
 
 func init() {
@@ -40,4 +53,6 @@ func init() {
 	plantedNames[PlantLiveCandidateWaited] = "live-candidate-waited"
 	plantedNames[PlantStaleNumberingKept] = "stale-numbering-kept"
 	plantedNames[PlantSettleRequeries] = "settle-requeries"
+	plantedNames[PlantStaleWordHeard] = "stale-word-heard"
+	plantedNames[PlantSuspectNeverTarget] = "suspect-never-target"
 }

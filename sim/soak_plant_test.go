@@ -111,6 +111,12 @@ var plantBudgets = map[string]plantBudget{
 		"sim.TestPartialCutsNeedTheirFixes (active-backup-cut-from-primary-and-upstream.yaml)"},
 	"ack-while-input-cut": {notFound: "the swarm's partitions cut whole groups off; the bug needs a partial cut splitting a join's " +
 		"fragment along its two sources; guarded by sim.TestPartialCutsNeedTheirFixes (active-join-split-by-partial-cut.yaml)"},
+	"stale-word-heard": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a secondary " +
+		"paused between its probe and the answers, resuming inside a minority island (active standby seed 31, run 2543); " +
+		"guarded by sim.TestRegressionsFailWithTheirBug (liveness-paused-secondary-stale-probe.yaml) and the interaction script paused_probe_is_stale"},
+	"suspect-never-target": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs global " +
+		"checkpoint's coordinator replaced across a partition while it is its fragment's only live host (seed 59, run 306); " +
+		"guarded by sim.TestRegressionsFailWithTheirBug (liveness-global-rollback-suspect-only-host.yaml)"},
 	"old-repair-blocks-new-gap": {notFound: "not found in 1 600 swarm runs of passive and active standby (seed 1); " +
 		"the soak that led to the fix met it once, under 20 % loss (classic generator, seed 303, run 1848)"},
 }
