@@ -1,0 +1,17 @@
+package ha
+
+// Planted bugs 40–47: precise recovery inside the fault model, second
+// round (each undoes the fix named).
+const (
+	// PlantResetNoResend undoes the resend a global checkpoint's sink asks
+	// for when its rollback takes its position back behind what arrived
+	// (globalcheckpoint, resetSink; Node.AskResend): it waits for a later
+	// tuple to show the gap, so when the restarted last fragment's output
+	// had already ended — the end acknowledged while the reset waited —
+	// nothing follows and the last outputs never come.
+	PlantResetNoResend Planted = 1 << 40
+)
+
+func init() {
+	plantedNames[PlantResetNoResend] = "reset-no-resend"
+}
