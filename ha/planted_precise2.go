@@ -10,8 +10,16 @@ const (
 	// had already ended — the end acknowledged while the reset waited —
 	// nothing follows and the last outputs never come.
 	PlantResetNoResend Planted = 1 << 40
+	// PlantSkipDeadReceiver undoes the output a primary keeps sending to a
+	// downstream receiver declared dead (node_suspect.go): it withholds it
+	// until it sees the receiver alive and resends it then, so a union
+	// paused just past one source's detection takes that source's tuples
+	// behind the other's later ones, and a window behind it drops them as
+	// late.
+	PlantSkipDeadReceiver Planted = 1 << 41
 )
 
 func init() {
 	plantedNames[PlantResetNoResend] = "reset-no-resend"
+	plantedNames[PlantSkipDeadReceiver] = "skip-dead-receiver"
 }
