@@ -65,7 +65,7 @@ func (n *Node) probe() {
 		if h != "" && !n.down[h] {
 			n.probeSides |= 1 << i
 			if n.heardSides&(1<<i) == 0 {
-				n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType})
+				n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType, Level: RouteProbeLevel})
 			}
 		}
 	}

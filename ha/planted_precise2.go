@@ -17,9 +17,17 @@ const (
 	// behind the other's later ones, and a window behind it drops them as
 	// late.
 	PlantSkipDeadReceiver Planted = 1 << 41
+	// PlantUnvouchedProbe undoes the round trip to its far side a primary
+	// makes before it answers a takeover's probe (node_vouch.go): it
+	// answers at once from its detector's view, which does not yet show
+	// its far side cut off, so a backup cut off with both neighbours'
+	// primaries takes over inside the island and, after the heal, fences
+	// the primary that served outside and asks for input trimmed meanwhile.
+	PlantUnvouchedProbe Planted = 1 << 42
 )
 
 func init() {
 	plantedNames[PlantResetNoResend] = "reset-no-resend"
 	plantedNames[PlantSkipDeadReceiver] = "skip-dead-receiver"
+	plantedNames[PlantUnvouchedProbe] = "unvouched-probe"
 }

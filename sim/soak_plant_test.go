@@ -92,6 +92,9 @@ var plantBudgets = map[string]plantBudget{
 	"skip-dead-receiver": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a union paused " +
 		"just past one source's detection and back before anyone takes over (seed 31, run 3096 of 5 000); guarded by " +
 		"sim.TestRegressions (passive-union-paused-past-one-detection.yaml) and the interaction script suspected_receiver_keeps_order"},
+	"unvouched-probe": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a backup cut off " +
+		"with both neighbours' primaries and the first to declare its primary dead (an audit's full partition); guarded by " +
+		"sim.TestRegressions (active-island-probe-race.yaml, passive-island-probe-race.yaml) and the interaction script probe_vouched"},
 	"reset-no-resend": {notFound: "found at global checkpoint seed 31, run 3620 of 5 000 (a crash of the last fragment near the end of " +
 		"the stream with its successor's link to the sink lossy); guarded by sim.TestRegressions (global-sink-reset-after-end.yaml) " +
 		"and the interaction script gcp_sink_reset_after_end"},
