@@ -24,10 +24,17 @@ const (
 	// primaries takes over inside the island and, after the heal, fences
 	// the primary that served outside and asks for input trimmed meanwhile.
 	PlantUnvouchedProbe Planted = 1 << 42
+	// PlantReleaseOnFailedBackup undoes the hold of a union's output after
+	// its backup was declared dead (passivestandby, failedbackup.go): the
+	// primary releases output once a new backup holds its decisions, while
+	// the old one, only cut off from it, takes over from older decisions
+	// and interleaves otherwise (an output missing, another repeated).
+	PlantReleaseOnFailedBackup Planted = 1 << 43
 )
 
 func init() {
 	plantedNames[PlantResetNoResend] = "reset-no-resend"
 	plantedNames[PlantSkipDeadReceiver] = "skip-dead-receiver"
 	plantedNames[PlantUnvouchedProbe] = "unvouched-probe"
+	plantedNames[PlantReleaseOnFailedBackup] = "release-on-failed-backup"
 }

@@ -95,6 +95,9 @@ var plantBudgets = map[string]plantBudget{
 	"unvouched-probe": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a backup cut off " +
 		"with both neighbours' primaries and the first to declare its primary dead (an audit's full partition); guarded by " +
 		"sim.TestRegressions (active-island-probe-race.yaml, passive-island-probe-race.yaml) and the interaction script probe_vouched"},
+	"release-on-failed-backup": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a union's " +
+		"primary and backup cut off from each other only, the backup taking over after the primary recruited another (seed 9905, " +
+		"run 1098); guarded by sim.TestRegressions (passive-union-backup-cut-off.yaml) and the interaction script passive_backup_cut_off"},
 	"reset-no-resend": {notFound: "found at global checkpoint seed 31, run 3620 of 5 000 (a crash of the last fragment near the end of " +
 		"the stream with its successor's link to the sink lossy); guarded by sim.TestRegressions (global-sink-reset-after-end.yaml) " +
 		"and the interaction script gcp_sink_reset_after_end"},
