@@ -30,6 +30,11 @@ const (
 	// the old one, only cut off from it, takes over from older decisions
 	// and interleaves otherwise (an output missing, another repeated).
 	PlantReleaseOnFailedBackup Planted = 1 << 43
+	// PlantTransferOnce undoes the acknowledgement and resend of an active
+	// standby state transfer (activestandby, transferretry.go): a transfer
+	// lost on the way leaves the new secondary without state, and when the
+	// primary fails it restarts the fragment empty.
+	PlantTransferOnce Planted = 1 << 44
 )
 
 func init() {
@@ -37,4 +42,5 @@ func init() {
 	plantedNames[PlantSkipDeadReceiver] = "skip-dead-receiver"
 	plantedNames[PlantUnvouchedProbe] = "unvouched-probe"
 	plantedNames[PlantReleaseOnFailedBackup] = "release-on-failed-backup"
+	plantedNames[PlantTransferOnce] = "transfer-once"
 }

@@ -98,6 +98,9 @@ var plantBudgets = map[string]plantBudget{
 	"release-on-failed-backup": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a union's " +
 		"primary and backup cut off from each other only, the backup taking over after the primary recruited another (seed 9905, " +
 		"run 1098); guarded by sim.TestRegressions (passive-union-backup-cut-off.yaml) and the interaction script passive_backup_cut_off"},
+	"transfer-once": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs loss taking a new " +
+		"secondary's state transfer and its primary failing afterwards (seed 77, run 741); guarded by sim.TestRegressions " +
+		"(active-lost-state-transfer.yaml) and the interaction script active_lost_state_transfer"},
 	"reset-no-resend": {notFound: "found at global checkpoint seed 31, run 3620 of 5 000 (a crash of the last fragment near the end of " +
 		"the stream with its successor's link to the sink lossy); guarded by sim.TestRegressions (global-sink-reset-after-end.yaml) " +
 		"and the interaction script gcp_sink_reset_after_end"},
