@@ -56,6 +56,8 @@ type hooks struct {
 	lastHeld         [2]uint64
 	credit           [2]int // decisions handed to the node, per port, without their tuple yet
 	graceFrom        string // a new primary's predecessor, whose decisions it still follows (grace.go)
+
+	transfer transferState // a state transfer awaiting its acknowledgement (transferretry.go)
 }
 
 func newHooks(n *ha.Node, s *Strategy) *hooks {
@@ -143,6 +145,8 @@ func (h *hooks) Timer(name string) {
 		h.pruneReceivers()
 	case timerGrace:
 		h.endGrace()
+	case timerTransfer:
+		h.retryTransfer()
 	}
 }
 
@@ -157,6 +161,8 @@ func (h *hooks) Message(m *ha.Message) bool {
 		switch m.Type {
 		case msgState:
 			h.onState(m)
+		case msgStateAck:
+			h.onStateAck(m)
 		case msgCatchUp:
 			h.onCatchUp(m)
 		case msgOrder:

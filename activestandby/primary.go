@@ -188,25 +188,37 @@ func (h *hooks) recruit() {
 		n.Trace(ha.Event{Kind: ha.EvNote, Note: "no spare left: running without a secondary"})
 		return
 	}
+	m, err := h.stateFor(spare)
+	if err != nil {
+		n.Trace(ha.Event{Kind: ha.EvNote, Peer: spare, Note: fmt.Sprintf("state transfer to %s failed: %v", spare, err)})
+		return
+	}
+	h.retired[spare] = true
+	n.Send(spare, m)
+	n.Trace(ha.Event{Kind: ha.EvCheckpointBeg, Peer: spare, Seq: m.Seq, N: int64(m.WireSize()),
+		Note: fmt.Sprintf("state transfer to new secondary %s: %d logged tuples", spare, len(m.Tuples))})
+	recv := append(slices.Clone(n.Route(n.Frag()).Receivers), spare)
+	recv = slices.DeleteFunc(recv, func(x string) bool { return x != n.Host() && n.Down(x) })
+	n.SetReceivers(recv)
+	h.awaitTransferAck(spare) // transferretry.go
+}
+
+// stateFor builds a state transfer for spare (shipping the decisions made
+// so far first) and charges and counts it.
+func (h *hooks) stateFor(spare string) (*ha.Message, error) {
+	n := h.n
 	if h.ordered() {
 		h.shipDecisions()
 		n.TakeOrderLog()
 	}
 	m, err := snapshot(n, h.trim, h.shipped)
 	if err != nil {
-		n.Trace(ha.Event{Kind: ha.EvNote, Peer: spare, Note: fmt.Sprintf("state transfer to %s failed: %v", spare, err)})
-		return
+		return nil, err
 	}
 	size := m.WireSize()
 	n.Work(0, size)
 	n.AddCheckpointBytes(size)
 	h.stats.Transfers++
 	h.stats.TransferBytes += int64(size)
-	h.retired[spare] = true
-	n.Send(spare, m)
-	n.Trace(ha.Event{Kind: ha.EvCheckpointBeg, Peer: spare, Seq: m.Seq, N: int64(size),
-		Note: fmt.Sprintf("state transfer to new secondary %s: %d logged tuples", spare, len(m.Tuples))})
-	recv := append(slices.Clone(n.Route(n.Frag()).Receivers), spare)
-	recv = slices.DeleteFunc(recv, func(x string) bool { return x != n.Host() && n.Down(x) })
-	n.SetReceivers(recv)
+	return m, nil
 }

@@ -16,7 +16,11 @@ type held struct {
 // onState installs a state transfer from this fragment's primary.
 func (h *hooks) onState(m *ha.Message) {
 	n := h.n
-	if !h.fragment() || n.IsPrimary() || m.From != n.Route(n.Frag()).Primary || h.ready {
+	if !h.fragment() || n.IsPrimary() || m.From != n.Route(n.Frag()).Primary {
+		return
+	}
+	if h.ready {
+		n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: msgStateAck}) // its acknowledgement was lost
 		return
 	}
 	t, err := install(n, m)
@@ -27,6 +31,7 @@ func (h *hooks) onState(m *ha.Message) {
 		return
 	}
 	h.ready = true
+	n.Send(m.From, &ha.Message{Kind: ha.KindStrategy, Type: msgStateAck}) // transferretry.go
 	h.relayed = t.Trim
 	h.decNext, h.nackSeq = t.Decisions, 0
 	for p := range t.In {

@@ -531,6 +531,7 @@ func (h *hooks) resetSink() {
 	// is as at the start of the run: output seq 1 is the next one, and a
 	// later one is a gap to repair (SetInputSeq 0 would take any next seq
 	// as the start of a fresh stream).
+	behind := n.InputSeq(0) > st.resetTo
 	if st.resetTo == 0 {
 		if err := n.Restart(); err != nil {
 			n.Trace(ha.Event{Kind: ha.EvNote, Note: "sink reset failed: " + err.Error()})
@@ -540,4 +541,12 @@ func (h *hooks) resetSink() {
 	}
 	// What arrived from the old execution after the rollback began is produced again.
 	st.held = slices.DeleteFunc(st.held, func(t ha.Tuple) bool { return t.Seq > st.resetTo })
+	// What the sink had received beyond its new position (dropped while
+	// the reset waited, or held and aborted) is asked for at once rather
+	// than when a later output shows the gap: when the restarted last
+	// fragment's output already ended, the end was accepted and
+	// acknowledged while the reset waited, and no later output comes.
+	if behind && !n.Planted().Has(ha.PlantResetNoResend) {
+		n.AskResend(0, fmt.Sprintf("global rollback %d: the sink's position went back to %d; asking the last fragment to resend from there", st.gen, st.resetTo))
+	}
 }

@@ -139,6 +139,10 @@ type Node struct {
 	// waiting for a live candidate before this node to take over
 	// (node_candwait.go)
 	cw candWait
+	// probes waiting for a round trip to the far side, and when the far
+	// sides were last heard (node_vouch.go)
+	vouch vouching
+	far   farHeard
 	// rate limits of route queries and stale-route replies
 	routeAsked map[int]routeAsk      // fragment -> epoch last asked for, and when
 	toldStale  map[toldKey]toldRoute // (host, fragment) -> route last told, and when

@@ -33,6 +33,8 @@ func (n *Node) Fire(name string) {
 		n.elect()
 	} else if name == seekTimer {
 		n.seekRoutes()
+	} else if name == vouchTimer {
+		n.vouchExpired()
 	} else if !n.fenced {
 		n.hooks.Timer(name)
 	}
@@ -50,6 +52,7 @@ func (n *Node) PeerDown(host string) {
 	n.noteMinority()
 	n.Trace(Event{Kind: EvDetect, Peer: host})
 	n.noteSkipped(host)
+	n.vouchDown(host)
 	n.hooks.PeerDown(host)
 	n.elect()
 	n.watchRoutes()
@@ -94,6 +97,10 @@ func (n *Node) Deliver(m *Message) {
 		n.heardSide(m)
 	}
 	n.primaryAnswered(m)
+	n.noteFarHeard(m)
+	if m.Kind == KindRoute && len(n.vouch.need) > 0 {
+		n.vouchHeard(m.From) // node_vouch.go
+	}
 	if m.Kind == KindAck && m.Type == EndAckType {
 		n.onEndAck(m) // the runtime's own: no strategy sees it
 		return

@@ -84,7 +84,7 @@ func (n *Node) probe() {
 	n.probeSides = n.probeSidesNow()
 	for i, h := range []string{n.Upstream(0), n.routes[n.DownstreamFrag()].Primary} {
 		if n.probeSides&(1<<i) != 0 && n.heardSides&(1<<i) == 0 {
-			n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType})
+			n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType, Level: RouteProbeLevel})
 		}
 	}
 	n.heard = n.probeAnswered()

@@ -24,6 +24,14 @@ func (n *Node) SetInputSeq(port int, seq uint64) {
 	n.in[port].last = seq
 }
 
+// AskResend asks the upstream of input port to resend everything after
+// the port's position (gap repair, with the resume's retries). A strategy
+// that moved the position back behind what the upstream already sent
+// (SetInputSeq, Restart) calls it: a gap shows only when a later tuple
+// arrives, and after the end of the stream (acknowledged, so the sender
+// sends no more end-tails) none does.
+func (n *Node) AskResend(port int, why string) { n.askRepair(port, why) }
+
 // RecordOrder turns on recording of the input port of every processed
 // tuple: the node's non-deterministic interleaving decisions.
 func (n *Node) RecordOrder(on bool) { n.recordOrder = on }

@@ -169,7 +169,8 @@ func (n *Node) flush() {
 		}
 	}
 	for _, h := range n.Downstream() {
-		if len(n.down) > 0 && n.down[h] {
+		// A receiver declared dead is sent to as before (node_suspect.go).
+		if len(n.down) > 0 && n.down[h] && n.planted.Has(PlantSkipDeadReceiver) {
 			continue
 		}
 		if held, ok := n.awaiting[h]; ok {

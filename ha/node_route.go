@@ -139,6 +139,10 @@ func (n *Node) answerRouteQuery(m *Message) {
 	if f < 0 || f >= len(n.topo.Frags) {
 		return
 	}
+	if m.Seq == 0 && m.Level == RouteProbeLevel {
+		n.answerProbe(m, f) // node_vouch.go
+		return
+	}
 	n.sendRouteView(m.From, f)
 }
 

@@ -172,6 +172,7 @@ type Runtime interface {
 	// ---- input ----
 	InputSeq(port int) uint64
 	SetInputSeq(port int, seq uint64)
+	AskResend(port int, why string)
 	SetInputHook(h InputHook)
 	Inject(port int, ts []Tuple)
 	Pending() int

@@ -130,6 +130,8 @@ func (h *hooks) Timer(name string) {
 	case timerRetry:
 		h.retrying = false
 		h.checkpoint(h.forceFull)
+	case timerHold:
+		h.endHold()
 	case timerOrder:
 		h.shipDecisions()
 		n.SetTimer(h.cfg.OrderInterval, timerName(timerOrder, h.gen))
@@ -205,6 +207,7 @@ func (h *hooks) PeerDown(host string) {
 		return
 	}
 	if h.n.IsPrimary() && host == h.backup {
+		h.holdAfterFailedBackup()
 		h.chooseBackup(fmt.Sprintf("backup %s failed", host))
 	}
 }

@@ -29,6 +29,7 @@ type primaryState struct {
 	decLog      ha.DecisionLog // the latest shipped decisions, kept to resend
 	decAcked    uint64         // decisions the backup holds (output commit)
 	waits       []commitWait
+	holdUntil   time.Duration // output commit holds until then after a failed backup (failedbackup.go)
 	recording   bool
 	interval    time.Duration
 	cost        time.Duration // smoothed checkpoint cost (auto)
@@ -61,7 +62,7 @@ func (h *hooks) commit(seq uint64) {
 		return // no gate without a backup (chooseBackup)
 	}
 	need := h.decisions + uint64(h.n.RecordedDecisions())
-	if len(h.waits) == 0 && need <= h.decAcked {
+	if len(h.waits) == 0 && need <= h.decAcked && !h.holding() {
 		h.n.ReleaseOutput(seq)
 		return
 	}
@@ -79,6 +80,9 @@ func (h *hooks) decisionsHeld(d uint64) {
 		return
 	}
 	h.decAcked = d
+	if h.holding() {
+		return // endHold releases them (failedbackup.go)
+	}
 	k := 0
 	for k < len(h.waits) && h.waits[k].need <= d {
 		k++
@@ -136,13 +140,13 @@ func (h *hooks) chooseBackup(why string) {
 		// Output waits for the decisions to reach a backup; with none
 		// left, nothing can be gained by waiting. A new backup holds no
 		// decision until its first checkpoint is acknowledged.
-		if next == "" {
+		if next == "" && !h.holding() {
 			h.waits = nil
 		}
 		if next != old {
 			h.decAcked = 0
 		}
-		n.GateOutput(next != "")
+		n.GateOutput(next != "" || h.holding())
 	}
 	if why != "" || next == "" {
 		note := fmt.Sprintf("new backup %s", next)

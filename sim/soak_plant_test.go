@@ -117,6 +117,21 @@ var plantBudgets = map[string]plantBudget{
 	"suspect-never-target": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs global " +
 		"checkpoint's coordinator replaced across a partition while it is its fragment's only live host (seed 59, run 306); " +
 		"guarded by sim.TestRegressionsFailWithTheirBug (liveness-global-rollback-suspect-only-host.yaml)"},
+	"skip-dead-receiver": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a union paused " +
+		"just past one source's detection and back before anyone takes over (seed 31, run 3096 of 5 000); guarded by " +
+		"sim.TestRegressions (passive-union-paused-past-one-detection.yaml) and the interaction script suspected_receiver_keeps_order"},
+	"unvouched-probe": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a backup cut off " +
+		"with both neighbours' primaries and the first to declare its primary dead (an audit's full partition); guarded by " +
+		"sim.TestRegressions (active-island-probe-race.yaml, passive-island-probe-race.yaml) and the interaction script probe_vouched"},
+	"release-on-failed-backup": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a union's " +
+		"primary and backup cut off from each other only, the backup taking over after the primary recruited another (seed 9905, " +
+		"run 1098); guarded by sim.TestRegressions (passive-union-backup-cut-off.yaml) and the interaction script passive_backup_cut_off"},
+	"transfer-once": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs loss taking a new " +
+		"secondary's state transfer and its primary failing afterwards (seed 77, run 741); guarded by sim.TestRegressions " +
+		"(active-lost-state-transfer.yaml) and the interaction script active_lost_state_transfer"},
+	"reset-no-resend": {notFound: "found at global checkpoint seed 31, run 3620 of 5 000 (a crash of the last fragment near the end of " +
+		"the stream with its successor's link to the sink lossy); guarded by sim.TestRegressions (global-sink-reset-after-end.yaml) " +
+		"and the interaction script gcp_sink_reset_after_end"},
 	"old-repair-blocks-new-gap": {notFound: "not found in 1 600 swarm runs of passive and active standby (seed 1); " +
 		"the soak that led to the fix met it once, under 20 % loss (classic generator, seed 303, run 1848)"},
 }
