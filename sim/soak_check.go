@@ -222,9 +222,9 @@ func (res *SoakResult) run(factor, slack int64) error {
 }
 
 // queueBound is the largest output queue (tuples) a host may retain under
-// the case's strategy, and what the bound is; ok is false when there is no
-// bound to check beyond the general one.
-func (res *SoakResult) queueBound() (bound int64, what string) {
+// the case's strategy in a run with the given number of takeovers, and
+// what the bound is; a negative bound means none is checked.
+func (res *SoakResult) queueBound(takeovers int) (bound int64, what string) {
 	c := res.Case
 	if info, err := strategies.Lookup(c.Strategy); err == nil && info.Promise.QueueBound != nil {
 		if p, err := info.Parse(c.Experiment.ParamsFor(c.Strategy)); err == nil {
@@ -238,13 +238,27 @@ func (res *SoakResult) queueBound() (bound int64, what string) {
 	}
 	// No host can retain more distinct outputs than the sources emitted,
 	// plus one end-of-stream mark per stream: every operator of the other
-	// queries emits at most one output per input.
+	// queries emits at most one output per input. A takeover that rebuilds
+	// its state from a replay (upstream backup without dedup, a restart
+	// from an old checkpoint) may emit every output once more, and the
+	// hosts downstream process those as new input: a repeating rollback,
+	// so each takeover adds one more set.
 	marks := int64(c.Experiment.Source.Streams)
-	return res.Emitted + marks, fmt.Sprintf("the %d source tuples and %d end-of-stream marks", res.Emitted, marks)
+	what = fmt.Sprintf("the %d source tuples and %d end-of-stream marks", res.Emitted, marks)
+	if takeovers > 0 {
+		what = fmt.Sprintf("%d times %s (one set more per takeover)", 1+takeovers, what)
+	}
+	return int64(1+takeovers) * (res.Emitted + marks), what
 }
 
 func (res *SoakResult) checkQueues(trace *ha.Trace, topo *ha.Topology) {
-	bound, what := res.queueBound()
+	takeovers := 0
+	for _, ev := range trace.Events() {
+		if ev.Kind == ha.EvTakeover {
+			takeovers++
+		}
+	}
+	bound, what := res.queueBound(takeovers)
 	if bound < 0 {
 		return
 	}

@@ -216,10 +216,28 @@ func TestCheckSoakCase(t *testing.T) {
 		r := CheckSoakCase(soakCase(t, "upstream-backup", "max_tuples: 60", "repeatable", "  - {at: 2s, crash: B}"))
 		assert.False(t, r.Has(InvQueue), "%v", r.Violations)
 		res := &SoakResult{Case: r.Case, Emitted: r.Emitted}
-		bound, what := res.queueBound()
+		bound, what := res.queueBound(0)
 		assert.EqualValues(t, 60, bound)
 		assert.Equal(t, "max_tuples = 60", what)
 		res.checkQueues(fakeStats("A", 61), nil)
+		assert.True(t, res.Has(InvQueue))
+	})
+	t.Run("general queue bound grows with takeovers", func(t *testing.T) {
+		// Without dedup, upstream backup's successor re-emits its rebuilt
+		// history and the hosts downstream retain it as new output.
+		r := CheckSoakCase(soakCase(t, "upstream-backup", "dedup: false", "repeatable", "  - {at: 2s, crash: A}"))
+		res := &SoakResult{Case: r.Case, Emitted: r.Emitted}
+		one, _ := res.queueBound(0)
+		two, what := res.queueBound(1)
+		assert.Equal(t, 2*one, two)
+		assert.Contains(t, what, "one set more per takeover")
+		withTakeover := func(peak int64) *ha.Trace {
+			return ha.NewTrace(ha.Event{Kind: ha.EvTakeover, Host: "A.1"},
+				ha.Event{Kind: ha.EvStats, Host: "B", Stats: &ha.NodeStats{PeakQueue: peak}})
+		}
+		res.checkQueues(withTakeover(one+1), nil)
+		assert.False(t, res.Has(InvQueue), "%v", res.Violations)
+		res.checkQueues(withTakeover(two+1), nil)
 		assert.True(t, res.Has(InvQueue))
 	})
 	t.Run("amnesia retains nothing", func(t *testing.T) {
