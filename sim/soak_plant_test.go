@@ -42,12 +42,12 @@ var defaultPlantBudget = plantBudget{seed: 1, strategies: []string{"passive-stan
 // about twice the runs the search takes today.
 var plantBudgets = map[string]plantBudget{
 	"no-route-seek":             {seed: 1, strategies: []string{"active-standby"}, runs: 150, foundAt: 93, with: "route-asked-once"},
-	"replay-keeps-hold":         {seed: 1, strategies: []string{"passive-standby"}, runs: 220, foundAt: 109},
+	"replay-keeps-hold":         {seed: 1, strategies: []string{"passive-standby"}, runs: 220, foundAt: 109, with: "unbounded-hold"},
 	"no-end-repair":             {seed: 1, strategies: []string{"active-standby"}, runs: 200, foundAt: 93},
 	"no-catch-up-merge":         {seed: 1, strategies: []string{"passive-standby"}, runs: 1100, foundAt: 742},
-	"any-role-holds-for-resume": {seed: 1, strategies: []string{"amnesia"}, runs: 40, foundAt: 15, with: "stale-hold"},
+	"any-role-holds-for-resume": {seed: 1, strategies: []string{"amnesia"}, runs: 40, foundAt: 15, with: "stale-hold,unbounded-hold"},
 	"minority-restart":          {seed: 1, strategies: []string{"passive-standby"}, runs: 220, foundAt: 107, with: "one-sided-probe"},
-	"no-upstream-resume":        {seed: 1, strategies: []string{"amnesia"}, runs: 10, foundAt: 0, with: "one-sided-probe,hold-for-told-route"},
+	"no-upstream-resume":        {seed: 1, strategies: []string{"amnesia"}, runs: 10, foundAt: 0, with: "one-sided-probe,hold-for-told-route,unbounded-hold"},
 	"no-missed-route-query":     {seed: 1, strategies: []string{"upstream-backup"}, runs: 1500, foundAt: 757},
 	"rollback-epoch-local":      {seed: 4242, strategies: []string{"global-checkpoint"}, runs: 460, foundAt: 227},
 	// Liveness after adjacent failures, group partitions, loss and
@@ -113,6 +113,9 @@ var plantBudgets = map[string]plantBudget{
 	"suspect-never-target": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs global " +
 		"checkpoint's coordinator replaced across a partition while it is its fragment's only live host (seed 59, run 306); " +
 		"guarded by sim.TestRegressionsFailWithTheirBug (liveness-global-rollback-suspect-only-host.yaml)"},
+	"unbounded-hold": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs adjacent " +
+		"fragments taking over at the same moment, their announcements crossing (upstream backup seed 59, run 4390); guarded by " +
+		"sim.TestRegressionsFailWithTheirBug (liveness-crossing-takeovers-hold.yaml)"},
 	"old-repair-blocks-new-gap": {notFound: "not found in 1 600 swarm runs of passive and active standby (seed 1); " +
 		"the soak that led to the fix met it once, under 20 % loss (classic generator, seed 303, run 1848)"},
 }
