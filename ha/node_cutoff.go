@@ -174,6 +174,9 @@ func (n *Node) MayRestartEmpty() bool {
 		return false
 	}
 	if !n.SeesMajority() && !n.deathConfirmed() {
+		if !n.planted.Has(PlantMinorityChainWaits) {
+			n.askDeathWord() // node_deathword.go
+		}
 		if !n.minorityWait {
 			n.minorityWait = true
 			n.Trace(Event{Kind: EvNote, Frag: n.frag,
@@ -193,7 +196,7 @@ func (n *Node) MayRestartEmpty() bool {
 // ended only with the settle (hundreds of messages in the simulator, a
 // livelock with instant links).
 func (n *Node) emptySettling() bool {
-	return n.emptyAsked && !n.planted.Has(PlantSettleRequeries) && n.env.Now()-n.emptyAt < ElectionSettle
+	return n.emptyAsked && !n.planted.Has(PlantSettleRequeries) && (n.env.Now()-n.emptyAt < ElectionSettle || n.awaitsDeathWord())
 }
 
 // viewMayElect reports whether a takeover that no probe answer confirmed

@@ -16,23 +16,25 @@ import (
 // resumes.
 //
 // The rule: an elected host on a minority view whose probe could ask only
-// one side (the other side's primary is declared dead) asks that side's
-// primary whether it declared this fragment's primary dead too. The
-// answer confirms the takeover when it comes from that side's primary,
-// connected on its own far side (RouteFarCut not set), and names the
-// primary dead. Why this is enough: the primary the host would replace is
-// then cut off from a neighbour that is itself on the data path (it
-// reaches the sources, or the sink), so even if the primary lives behind a
-// partition it can neither get input from that side nor deliver through
-// it; a primary that a neighbour still sees alive is left alone (the host
-// waits, as before). Fencing by epoch leaves one primary after the heal,
-// and a cut-off primary lets nothing be trimmed meanwhile (rule 5), so
-// whoever serves after the heal finds the input it needs. The neighbour
-// must also have declared dead every candidate the election passed over
-// (a backup with the state), and then an empty restart on the minority
-// view may go ahead too (MayRestartEmpty). Takeovers then
-// ripple along the chain: the first fragment's candidate hears the
-// source, the next one hears that new primary, and so on to the sink.
+// its downstream side (its upstream primary is declared dead) asks that
+// side's primary whether it declared this fragment's primary, and every
+// candidate the election passed over, dead too. The answer confirms the
+// takeover (and an empty restart on that minority view, MayRestartEmpty)
+// when it comes from the downstream primary, connected on its own far side
+// (RouteFarCut not set: it reaches the sink, or its own downstream does),
+// and names them dead. Why this is enough: the hosts replaced are then cut
+// off from the side that leads to the sink, so even alive behind a
+// partition they can deliver nothing; a primary that the neighbour still
+// sees alive is left alone (the host waits, as before). Fencing by epoch
+// leaves one primary after the heal, and a cut-off primary lets nothing be
+// trimmed meanwhile (rule 5), so whoever serves after the heal finds the
+// input it needs. Only the downstream side may speak: a source in an
+// island with the candidate reaches no sink, and the primary with the
+// state, serving the majority, would be fenced after the heal by an empty
+// restart made in the island. Takeovers then ripple back from the sink:
+// the last fragment's candidate hears the sink, the one before hears that
+// new primary, and so on; a candidate whose upstream primary lives waits
+// for its downstream to get one, then hears both sides (rule 8).
 
 // deathWord is a node's question to its connected neighbour whether it
 // declared the node's fragment's primary dead too.
@@ -42,20 +44,19 @@ type deathWord struct {
 	epoch     uint64        // at this epoch of the fragment's route
 	asking    bool          // the neighbours were asked
 	askedAt   time.Duration // when
-	confirmed bool          // a connected neighbour declared prim dead
-	alive     bool          // its last answer since askedAt saw prim alive
+	confirmed bool          // the downstream primary declared them all dead
+	alive     bool          // a side's primary answered, since askedAt, that prim lives
 }
 
 // neighbourSawItDie reports whether a takeover on a minority view may go
-// ahead because a connected neighbour primary declared this fragment's
-// primary dead too (see above); otherwise it asks (again every
-// ElectionSettle) and arms the election timer for the answer.
+// ahead because the connected downstream primary declared this fragment's
+// primary and the candidates passed over dead too (see above); otherwise
+// it asks (askDeathWord).
 func (n *Node) neighbourSawItDie() bool {
-	if n.planted.Has(PlantMinorityChainWaits) || n.probeSides == 0 || n.probeSides == 3 {
-		return false // no neighbour to ask, or both asked: the probe decides
+	if n.planted.Has(PlantMinorityChainWaits) || n.probeSides != 2 {
+		return false // only the downstream side may speak (see above); both asked: the probe decides
 	}
-	n.deathWordSync()
-	if n.dw.confirmed {
+	if n.deathConfirmed() {
 		return true
 	}
 	n.askDeathWord()
@@ -69,7 +70,7 @@ func (n *Node) neighbourSawItDie() bool {
 // and its primary dead, while the primary serves on, acknowledged by the
 // upstream and heard by the downstream; a takeover on that view fences it
 // after the heal and asks the upstream for input it trimmed meanwhile (a
-// gap under active standby, 90–200 inputs lost). The downstream's primary,
+// gap under active standby, 90–200 inputs lost). A side's primary,
 // connected on its own far side, still hearing the primary is the evidence
 // that it serves: the backup waits, and asks again every ElectionSettle.
 // After a real crash the neighbour declares the primary dead within about
@@ -77,7 +78,7 @@ func (n *Node) neighbourSawItDie() bool {
 // later; only a probe that could ask one side waits so (a failure next to
 // the fragment, or a partition).
 
-// neighbourSeesPrimary reports whether the connected neighbour primary that
+// neighbourSeesPrimary reports whether the connected side's primary that
 // a one-sided probe asked answered, since it was last asked, that it still
 // sees this fragment's primary alive (see above).
 func (n *Node) neighbourSeesPrimary() bool {
@@ -108,30 +109,35 @@ func (n *Node) deathWordSync() {
 	}
 }
 
-// askDeathWord asks the connected neighbours' primaries of a one-sided
-// probe for their view of this node's fragment, unless it did within
-// ElectionSettle, and arms the election timer for the answer.
+// askDeathWord asks the primaries of the fragment's sides that this node
+// sees alive (its upstream primaries and its downstream primary) for their
+// view of this node's fragment: whether they declared its primary and the
+// candidates the election passed over dead. It asks again every
+// ElectionSettle, not once the downstream confirmed, and arms the election
+// timer for the answer. An empty restart on a minority view asks too
+// (MayRestartEmpty): both sides may have answered the probe.
 func (n *Node) askDeathWord() {
+	n.deathWordSync()
 	now := n.env.Now()
-	if n.dw.asking && now-n.dw.askedAt < ElectionSettle {
+	if n.dw.confirmed || n.dw.asking && now-n.dw.askedAt < ElectionSettle {
+		return
+	}
+	var ask []string
+	for p := range n.Inputs() {
+		ask = append(ask, n.Upstream(p))
+	}
+	ask = append(ask, n.routes[n.DownstreamFrag()].Primary)
+	ask = slices.DeleteFunc(ask, func(h string) bool { return h == "" || n.down[h] })
+	if len(ask) == 0 {
 		return
 	}
 	if !n.dw.asking {
 		n.Trace(Event{Kind: EvNote, Peer: n.dw.prim, Epoch: n.dw.epoch,
-			Note: fmt.Sprintf("one-sided probe: asking the connected neighbour whether %v failed for it too", n.dw.need)})
+			Note: fmt.Sprintf("asking the connected neighbours whether %v failed for them too", n.dw.need)})
 	}
 	n.dw.asking, n.dw.askedAt, n.dw.alive = true, now, false
-	var ask []string
-	if n.probeSides&1 != 0 {
-		for p := range n.Inputs() {
-			ask = append(ask, n.Upstream(p))
-		}
-	}
-	if n.probeSides&2 != 0 {
-		ask = append(ask, n.routes[n.DownstreamFrag()].Primary)
-	}
 	for i, h := range ask {
-		if h != "" && !n.down[h] && !slices.Contains(ask[:i], h) {
+		if !slices.Contains(ask[:i], h) {
 			n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType, Seq: uint64(n.frag) + 1})
 		}
 	}
@@ -139,9 +145,10 @@ func (n *Node) askDeathWord() {
 }
 
 // deathWordAnswer takes a neighbour's view of this node's fragment's route
-// while the node asks (neighbourSawItDie): it confirms when it comes from
-// a neighbour side's primary connected on its far side and marks the
-// asked primary dead (sendRouteView).
+// while the node asks (askDeathWord), from a side's primary connected on
+// its far side: one that sees the primary alive holds a one-sided probe
+// back (neighbourSeesPrimary); the downstream primary's that marks the
+// asked hosts dead confirms (sendRouteView).
 func (n *Node) deathWordAnswer(m *Message) {
 	if !n.dw.asking || m.Type != RouteViewType || m.Route.Frag != n.frag || n.frag < 0 {
 		return
@@ -149,16 +156,8 @@ func (n *Node) deathWordAnswer(m *Message) {
 	if m.Route.Primary != n.dw.prim || m.Route.Epoch != n.dw.epoch || m.Level == RouteFarCut {
 		return
 	}
-	switch m.Frag {
-	case n.frag - 1:
-		if !n.sidePrimary(m, true) {
-			return
-		}
-	case n.DownstreamFrag():
-		if !n.sidePrimary(m, false) {
-			return
-		}
-	default:
+	down := m.Frag == n.DownstreamFrag() && n.sidePrimary(m, false)
+	if !down && (m.Frag != n.frag-1 || !n.sidePrimary(m, true)) {
 		return
 	}
 	hosts := n.topo.Frags[n.frag].Hosts
@@ -167,22 +166,30 @@ func (n *Node) deathWordAnswer(m *Message) {
 		return
 	}
 	n.dw.alive = false
+	if !down || n.dw.confirmed {
+		return
+	}
 	for _, h := range n.dw.need {
 		if i := slices.Index(hosts, h); i < 0 || i >= 64 || m.Seq&(1<<i) == 0 {
 			return
 		}
 	}
-	if !n.dw.confirmed {
-		n.dw.confirmed = true
-		n.Trace(Event{Kind: EvNote, Peer: m.From, Note: fmt.Sprintf("%s declared %v dead too", m.From, n.dw.need)})
-	}
+	n.dw.confirmed = true
+	n.Trace(Event{Kind: EvNote, Peer: m.From, Note: fmt.Sprintf("%s declared %v dead too", m.From, n.dw.need)})
 }
 
-// deathConfirmed reports whether a connected neighbour declared dead this
-// fragment's primary and every candidate the election passed over
-// (neighbourSawItDie): an empty restart on a minority view may then go
-// ahead, since no host with the state is reachable from the data path.
+// deathConfirmed reports whether the connected downstream primary declared
+// dead this fragment's primary and every candidate the election passed
+// over (askDeathWord): a takeover or an empty restart on a minority view
+// may then go ahead, since no host with the state reaches the sink.
 func (n *Node) deathConfirmed() bool {
 	r := n.routes[n.frag]
 	return !n.planted.Has(PlantMinorityChainWaits) && n.dw.confirmed && n.dw.prim == r.Primary && n.dw.epoch == r.Epoch
+}
+
+// awaitsDeathWord reports whether this node waits for its neighbours'
+// answer (askDeathWord): the election has nothing to ask meanwhile
+// (emptySettling).
+func (n *Node) awaitsDeathWord() bool {
+	return n.dw.asking && !n.dw.confirmed && n.env.Now()-n.dw.askedAt < ElectionSettle
 }

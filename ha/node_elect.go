@@ -89,7 +89,6 @@ func (n *Node) probe() {
 	}
 	n.heard = n.probeAnswered()
 	if !n.heard && (n.probeSides == 1 || n.probeSides == 2) && !n.planted.Has(PlantViewOverNeighbour) {
-		n.deathWordSync()
 		n.askDeathWord() // node_deathword.go
 	}
 	n.env.SetTimer(ElectionSettle, electTimer)

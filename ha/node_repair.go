@@ -74,6 +74,7 @@ func (n *Node) sendTail() {
 	if !n.IsPrimary() || n.IsSink() {
 		return
 	}
+	n.expireHolds() // node_holdbound.go
 	if n.released() != n.tailAt {
 		n.armTail() // still busy
 		return
@@ -116,9 +117,10 @@ type portRepair struct {
 // hold is the live output an upstream keeps back for a new downstream
 // primary until that primary's resume request arrived.
 type hold struct {
-	first uint64  // the first seq held (0: none yet)
-	ts    []Tuple // the held tuples, when the node retains no output
-	lost  int     // tuples dropped past the bound (only without retention)
+	since time.Duration // when the hold began (expireHolds)
+	first uint64        // the first seq held (0: none yet)
+	ts    []Tuple       // the held tuples, when the node retains no output
+	lost  int           // tuples dropped past the bound (only without retention)
 }
 
 // requestResume asks the upstream of port p to replay what follows the
@@ -322,7 +324,7 @@ func (n *Node) holdFor(host string) {
 	if n.awaiting == nil {
 		n.awaiting = map[string]*hold{}
 	}
-	n.awaiting[host] = &hold{}
+	n.awaiting[host] = &hold{since: n.env.Now()}
 }
 
 // keep adds the batch b to the hold for a host.

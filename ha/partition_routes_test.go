@@ -66,9 +66,10 @@ faults:
 		// The hold for W.1 that a host of J used to start when it learnt
 		// W.1's route late, after the heal, is ended by W.1's resume
 		// (no-upstream-resume) and no longer started (hold-for-told-route):
-		// either rule alone recovers.
+		// either rule alone recovers, and so does the bound on any hold
+		// (unbounded-hold, node_holdbound.go), undone with them.
 		plants: []ha.Planted{ha.PlantSilentFence | ha.PlantTakeoverStorm,
-			ha.PlantNoUpstreamResume | ha.PlantHoldForToldRoute | ha.PlantTakeoverStorm | minorityGuards,
+			ha.PlantNoUpstreamResume | ha.PlantHoldForToldRoute | ha.PlantTakeoverStorm | ha.PlantUnboundedHold | minorityGuards,
 			ha.PlantMinorityRestart | ha.PlantTakeoverStorm | minorityGuards},
 		precise: []string{"passive-standby", "active-standby"},
 		trigger: func(t *testing.T, strategy string, tr *ha.Trace) {
@@ -94,7 +95,7 @@ nodes:
 faults:
   - {at: 1s, for: 300ms, partition: [[A, B.2, C.2], [src, A.1, A.2, B, B.1, C, C.1, sink]]}
 `,
-		plants:  []ha.Planted{ha.PlantNoUpstreamResume | minorityGuards, ha.PlantMinorityRestart | minorityGuards},
+		plants:  []ha.Planted{ha.PlantNoUpstreamResume | ha.PlantUnboundedHold | minorityGuards, ha.PlantMinorityRestart | minorityGuards},
 		precise: []string{"passive-standby", "active-standby"},
 		trigger: func(t *testing.T, strategy string, tr *ha.Trace) {
 			requireTakeover(t, tr, "A.1")

@@ -45,6 +45,11 @@ const (
 	// only live host (globalcheckpoint/coordinator.go): the rollback waits
 	// for another host of that fragment for good.
 	PlantSuspectNeverTarget Planted = 1 << 38
+	// PlantUnboundedHold undoes the bound on a hold for a new downstream
+	// primary's resume (node_holdbound.go): when the two fragments' takeovers
+	// cross, the resume goes to the old upstream primary and the new one
+	// holds its output for good.
+	PlantUnboundedHold Planted = 1 << 39
 )
 
 func init() {
@@ -55,4 +60,5 @@ func init() {
 	plantedNames[PlantSettleRequeries] = "settle-requeries"
 	plantedNames[PlantStaleWordHeard] = "stale-word-heard"
 	plantedNames[PlantSuspectNeverTarget] = "suspect-never-target"
+	plantedNames[PlantUnboundedHold] = "unbounded-hold"
 }

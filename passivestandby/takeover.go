@@ -25,7 +25,7 @@ func (h *hooks) TakeOver() {
 	prim := n.Route(n.Frag()).Primary
 	b, announced := h.backupOf[prim]
 	switch {
-	case h.held != nil && h.held.from == prim && (b == n.Host() || !n.Planted().Has(ha.PlantLiveCandidateWaited)):
+	case h.held != nil && h.held.from == prim && (b == n.Host() || b != "" && !n.Planted().Has(ha.PlantLiveCandidateWaited)):
 		// The backup, or an earlier backup elected past the announced
 		// one (ha's candidate wait): its checkpoint beats empty state.
 		h.restoreAndTakeOver(prim)

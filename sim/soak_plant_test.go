@@ -42,12 +42,12 @@ var defaultPlantBudget = plantBudget{seed: 1, strategies: []string{"passive-stan
 // about twice the runs the search takes today.
 var plantBudgets = map[string]plantBudget{
 	"no-route-seek":             {seed: 1, strategies: []string{"active-standby"}, runs: 150, foundAt: 93, with: "route-asked-once"},
-	"replay-keeps-hold":         {seed: 1, strategies: []string{"passive-standby"}, runs: 220, foundAt: 109},
+	"replay-keeps-hold":         {seed: 1, strategies: []string{"passive-standby"}, runs: 220, foundAt: 109, with: "unbounded-hold"},
 	"no-end-repair":             {seed: 1, strategies: []string{"active-standby"}, runs: 200, foundAt: 93},
 	"no-catch-up-merge":         {seed: 1, strategies: []string{"passive-standby"}, runs: 1100, foundAt: 742},
-	"any-role-holds-for-resume": {seed: 1, strategies: []string{"amnesia"}, runs: 40, foundAt: 15, with: "stale-hold"},
+	"any-role-holds-for-resume": {seed: 1, strategies: []string{"amnesia"}, runs: 40, foundAt: 15, with: "stale-hold,unbounded-hold"},
 	"minority-restart":          {seed: 1, strategies: []string{"passive-standby"}, runs: 220, foundAt: 107, with: "one-sided-probe"},
-	"no-upstream-resume":        {seed: 1, strategies: []string{"amnesia"}, runs: 10, foundAt: 0, with: "one-sided-probe,hold-for-told-route"},
+	"no-upstream-resume":        {seed: 1, strategies: []string{"amnesia"}, runs: 10, foundAt: 0, with: "one-sided-probe,hold-for-told-route,unbounded-hold"},
 	"no-missed-route-query":     {seed: 1, strategies: []string{"upstream-backup"}, runs: 1500, foundAt: 757},
 	"rollback-epoch-local":      {seed: 4242, strategies: []string{"global-checkpoint"}, runs: 460, foundAt: 227},
 	// Liveness after adjacent failures, group partitions, loss and
@@ -62,11 +62,11 @@ var plantBudgets = map[string]plantBudget{
 	// runs): each is guarded by the named test instead, and the note says
 	// what keeps the swarm from it.
 	"zombie-decisions": {notFound: masked + "a union's primary paused just past the timeout, resuming while its successor interleaves; " +
-		"guarded by activestandby.TestUnionPauseKeepsThePromise"},
+		"guarded by activestandby.TestUnionPauseKeepsThePromise and the interaction script active_zombie_decisions"},
 	"trust-routes": {notFound: "the swarm draws no forged messages (a forged route is an attack, not a fault of the model); " +
 		"guarded by ha.TestForgedRouteFencesNobody"},
 	"trim-while-cut-off": {notFound: masked + "a fragment split with its primary on the upstream's side long enough for new backups; " +
-		"guarded by ha.TestGroupPartitionsRecover (the split fragment)"},
+		"guarded by ha.TestGroupPartitionsRecover (the split fragment) and the interaction script cut_off_primary_keeps_upstream"},
 	"takeover-storm": {notFound: masked + "a host cut off from its replicas only; guarded by ha.TestNoTakeoverStorm"},
 	"skipped-not-resent": {notFound: masked + "a pause just past one host's detection; " +
 		"guarded by sim.TestRegressions (short-false-suspicion) and the interaction script skipped_resent"},
@@ -75,7 +75,7 @@ var plantBudgets = map[string]plantBudget{
 	"no-route-query-on-peer-up": {notFound: masked + "a secondary cut off and back; " +
 		"guarded by ha.TestAHostSeesItsPrimaryAliveAgainAndAsksForTheRoute and the interaction script peer_up_route_query"},
 	"lost-incomplete-bound": {notFound: masked + "upstream backup's stateful fragment and its stateless downstream crashing together; " +
-		"guarded by upstreambackup.TestAdjacentFailureWithStatelessDownstream"},
+		"guarded by upstreambackup.TestAdjacentFailureWithStatelessDownstream and the interaction script upstream_incomplete_bound_repeated"},
 	"one-sided-probe": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a backup cut off " +
 		"beside its downstream with its upstream on the other side, or in an island with both neighbours' primaries; guarded by " +
 		"ha.TestGroupPartitionsRecover (backup island) and the interaction scripts minority_backup_beside_downstream and island_probe"},
@@ -84,11 +84,12 @@ var plantBudgets = map[string]plantBudget{
 		"sim/testdata/regress/passive-island-with-both-neighbours.yaml); guarded by the interaction script minority_backup_beside_downstream"},
 	"minority-acks": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs the primaries cut off " +
 		"from every secondary and the sink long enough for a takeover (seed 31 found 4 in 5 000 active standby runs); guarded by " +
-		"sim.TestRegressions (active-primaries-island-keeps-upstream*) and activestandby.TestMinorityPrimaryKeepsItsUpstream"},
+		"sim.TestRegressions (active-primaries-island-keeps-upstream*), activestandby.TestMinorityPrimaryKeepsItsUpstream " +
+		"and the interaction script minority_primary_keeps_upstream"},
 	"route-asked-once": {seed: 4242, strategies: []string{"passive-standby"}, runs: 10, foundAt: 4},
 	"announce-once": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a backup " +
 		"announcement lost in a partition and then the primary's crash (seed 8804, run 97); guarded by " +
-		"passivestandby.TestBackupLearnsItsRoleFromACheckpoint"},
+		"passivestandby.TestBackupLearnsItsRoleFromACheckpoint and the interaction script passive_backup_learns_from_checkpoint"},
 	"impossible-decision-waits": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a union's " +
 		"decisions corrupted on their way to the backup, then a takeover (passive standby seed 31, run 3306); guarded by " +
 		"sim.TestRegressionsFailWithTheirBug (liveness-corrupt-decision.yaml)"},
@@ -132,6 +133,9 @@ var plantBudgets = map[string]plantBudget{
 	"reset-no-resend": {notFound: "found at global checkpoint seed 31, run 3620 of 5 000 (a crash of the last fragment near the end of " +
 		"the stream with its successor's link to the sink lossy); guarded by sim.TestRegressions (global-sink-reset-after-end.yaml) " +
 		"and the interaction script gcp_sink_reset_after_end"},
+	"unbounded-hold": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs adjacent " +
+		"fragments taking over at the same moment, their announcements crossing (upstream backup seed 59, run 4390); guarded by " +
+		"sim.TestRegressionsFailWithTheirBug (liveness-crossing-takeovers-hold.yaml)"},
 	"old-repair-blocks-new-gap": {notFound: "not found in 1 600 swarm runs of passive and active standby (seed 1); " +
 		"the soak that led to the fix met it once, under 20 % loss (classic generator, seed 303, run 1848)"},
 }

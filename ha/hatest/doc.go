@@ -25,7 +25,9 @@
 // InteractionEnv.Handle lists the commands. Every message a node sends
 // is printed with a number ("#12 A.1->src resume e1 s0 after=4") and
 // stays in flight until deliver, drop, delay or stabilize takes it; every
-// trace event is printed as "host: kind ...". Nothing here reads a clock:
+// trace event is printed as "host: kind ...". The sink command prints
+// what the sink delivered (with from= and to=, each output in that seq
+// range: id, event time, value). Nothing here reads a clock:
 // time moves only with tick and run, so a transcript is the same on every
 // machine.
 //

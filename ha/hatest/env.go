@@ -47,6 +47,9 @@ type InteractionEnv struct {
 	delivered []uint64
 	// sink is every output the sink delivered, by output seq.
 	sink []uint64
+	// sinkOut is every output the sink delivered, in delivery order (sink
+	// from= to= lists them).
+	sinkOut []ha.Tuple
 	// sinkSum is the sum of the values the sink delivered.
 	sinkSum float64
 	// plant is added to the bugs setup plants (RunScriptPlanted).
@@ -118,6 +121,7 @@ func (h *hostEnv) Trace(ev ha.Event) {
 	if ev.Kind == ha.EvDeliver {
 		e.delivered = append(e.delivered, ev.Tuple.Seq)
 		e.sink = append(e.sink, ev.Tuple.Seq)
+		e.sinkOut = append(e.sinkOut, *ev.Tuple)
 		e.sinkSum += ev.Tuple.Value
 		return
 	}

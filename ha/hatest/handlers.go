@@ -34,7 +34,7 @@ import (
 //	down A [on=(src,A.1)]                    the detector declares A dead (on every other live host)
 //	up A [on=(...)]                          A is seen alive again
 //	status [A A.1 ...]                       role, epoch, positions and routes of hosts (all by default)
-//	sink                                     what the sink delivered
+//	sink [from=9] [to=16]                    what the sink delivered; with from= or to=, also each output in that seq range (id, event time, value)
 //
 // A filter is any of from=, to=, kind= (data, route, resume, ack,
 // strategy), type= (a strategy message's type) and id= (a message number
@@ -79,7 +79,7 @@ func (e *InteractionEnv) Handle(c *Cmd) (string, error) {
 	case "status":
 		err = e.handleStatus(c)
 	case "sink":
-		e.handleSink()
+		err = e.handleSink(c)
 	default:
 		err = fmt.Errorf("unknown command %q", c.Name)
 	}

@@ -44,6 +44,7 @@ func TestCommandErrors(t *testing.T) {
 		{"start", "run setup first"},
 		{"setup", "strategy= is required"},
 		{"frobnicate", `unknown command "frobnicate"`},
+		{"sink from=x", "from=x: want a non-negative integer"},
 	} {
 		s, err := ParseScript("t.txt", []byte(tc.line+"\n----\n"))
 		require.NoError(t, err)

@@ -2,8 +2,10 @@ package hatest
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/streamha/streamha/ha"
 )
@@ -60,8 +62,20 @@ func (e *InteractionEnv) status(h string, n *ha.Node) string {
 }
 
 // handleSink prints how many outputs the sink delivered, how many seqs
-// came more than once, the sum of their values, and their seqs.
-func (e *InteractionEnv) handleSink() {
+// came more than once, the sum of their values, and their seqs; with
+// from= or to=, also each output whose seq is in that range, in delivery
+// order.
+func (e *InteractionEnv) handleSink(c *Cmd) error {
+	from, err := c.int("from", 0)
+	if err != nil {
+		return err
+	}
+	to, err := c.int("to", math.MaxInt)
+	if err != nil {
+		return err
+	}
+	_, hasFrom := c.Arg("from")
+	_, hasTo := c.Arg("to")
 	seen := map[uint64]int{}
 	dup := 0
 	for _, s := range e.sink {
@@ -75,4 +89,13 @@ func (e *InteractionEnv) handleSink() {
 		e.printf(" seq=%s", ranges(e.sink))
 	}
 	e.printf("\n")
+	if !hasFrom && !hasTo {
+		return nil
+	}
+	for _, t := range e.sinkOut {
+		if t.Seq >= uint64(from) && t.Seq <= uint64(to) {
+			e.printf("  seq=%d %s t=%s value=%.4g\n", t.Seq, t.ID, time.Duration(t.Time), t.Value)
+		}
+	}
+	return nil
 }
