@@ -71,14 +71,22 @@ func TestUnionPauseKeepsThePromise(t *testing.T) {
 	}{{2, "3s", "230ms"}, {14, "3s", "240ms"}} {
 		t.Run(fmt.Sprintf("seed %d pause at %s for %s", c.seed, c.pauseAt, c.pauseFor), func(t *testing.T) {
 			t.Parallel()
-			rec, tr := runUnionPause(t, c.seed, c.pauseAt, c.pauseFor, ha.PlantNone)
-			require.True(t, zombieSent(tr), "A resumed and sent output after A.1 took over")
-			assert.Zero(t, rec.Missing, rec.Explanations)
-			assert.Zero(t, rec.Duplicates, rec.Explanations)
-			assert.Zero(t, rec.LostInputs, rec.Explanations)
+			for _, p := range []ha.Planted{ha.PlantNone, ha.PlantUncommittedDecisions} {
+				// Without output commit A's outputs leave at once, and
+				// the grace alone keeps the promise.
+				rec, tr := runUnionPause(t, c.seed, c.pauseAt, c.pauseFor, p)
+				if p != ha.PlantNone {
+					require.True(t, zombieSent(tr), "A resumed and sent output after A.1 took over")
+				}
+				assert.Zero(t, rec.Missing, rec.Explanations)
+				assert.Zero(t, rec.Duplicates, rec.Explanations)
+				assert.Zero(t, rec.LostInputs, rec.Explanations)
+			}
 			// Route convergence tells the resumed A of the takeover at once on
-			// some seeds, which hides the bug: the grace shows with both undone.
-			bad, _ := runUnionPause(t, c.seed, c.pauseAt, c.pauseFor, ha.PlantZombieDecisions|ha.PlantSilentFence)
+			// some seeds, and output commit keeps A's outputs until A.1
+			// acknowledged their decisions, which only the grace does: each
+			// hides the bug, and the grace shows with all three undone.
+			bad, _ := runUnionPause(t, c.seed, c.pauseAt, c.pauseFor, ha.PlantZombieDecisions|ha.PlantSilentFence|ha.PlantUncommittedDecisions)
 			assert.Positive(t, bad.Missing+bad.Duplicates, "without the grace an output goes missing or repeats")
 		})
 	}

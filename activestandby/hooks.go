@@ -56,6 +56,10 @@ type hooks struct {
 	lastHeld         [2]uint64
 	credit           [2]int // decisions handed to the node, per port, without their tuple yet
 	graceFrom        string // a new primary's predecessor, whose decisions it still follows (grace.go)
+	// output commit (commit.go): outputs waiting for their decisions'
+	// acknowledgement, and what each secondary acknowledged
+	points   []commitPoint
+	decAcked map[string]uint64
 
 	transfer transferState // a state transfer awaiting its acknowledgement (transferretry.go)
 }
@@ -63,7 +67,7 @@ type hooks struct {
 func newHooks(n *ha.Node, s *Strategy) *hooks {
 	return &hooks{
 		n: n, cfg: s.cfg, stats: s.stats,
-		acked: map[string]uint64{}, pending: map[string]uint64{}, retired: map[string]bool{},
+		acked: map[string]uint64{}, pending: map[string]uint64{}, retired: map[string]bool{}, decAcked: map[string]uint64{},
 	}
 }
 
@@ -91,6 +95,7 @@ func (h *hooks) Start() {
 		if n.IsPrimary() && h.ordered() {
 			n.RecordOrder(true)
 			h.armShip()
+			h.updateCommit() // commit.go
 		}
 	}
 	if n.IsSink() || (h.fragment() && n.IsReceiver()) {
@@ -136,6 +141,7 @@ func (h *hooks) Timer(name string) {
 			return
 		}
 		h.shipDecisions()
+		h.resendUncommitted() // commit.go
 		h.armShip()
 	case timerRecruit:
 		if n.IsPrimary() {
@@ -169,6 +175,8 @@ func (h *hooks) Message(m *ha.Message) bool {
 			h.onOrder(m)
 		case msgOrderNack:
 			h.onOrderNack(m)
+		case msgOrderAck:
+			h.onOrderAck(m)
 		default:
 			return false
 		}
@@ -184,9 +192,10 @@ func (h *hooks) Message(m *ha.Message) bool {
 // sent when the handler ends, after this message on the way out), so a
 // secondary can always reproduce every output the downstream saw. On a
 // secondary it records the log size.
-func (h *hooks) Output(*ha.Tuple) {
+func (h *hooks) Output(t *ha.Tuple) {
 	if h.ordered() && h.n.IsPrimary() {
 		h.shipDecisions()
+		h.notePoint(t.Seq) // commit.go
 		return
 	}
 	h.noteLog()
@@ -205,6 +214,7 @@ func (h *hooks) RouteChanged(_, r ha.Route) {
 	n := h.n
 	if h.fragment() && r.Frag == n.Frag() {
 		h.retire(r)
+		h.updateCommit() // commit.go
 		if n.IsReceiver() && h.ready {
 			h.armAck()
 			h.requestCatchUp()

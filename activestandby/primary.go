@@ -211,6 +211,8 @@ func (h *hooks) stateFor(spare string) (*ha.Message, error) {
 		h.shipDecisions()
 		n.TakeOrderLog()
 	}
+	// The state carries every decision shipped so far (commit.go).
+	h.decAcked[spare] = max(h.decAcked[spare], h.shipped)
 	m, err := snapshot(n, h.trim, h.shipped)
 	if err != nil {
 		return nil, err

@@ -120,7 +120,8 @@ func (h *hooks) onOrder(m *ha.Message) {
 		}
 		return
 	case end <= h.decNext:
-		return // had them already
+		h.ackOrder(m.From) // had them already: the acknowledgement may have been lost
+		return
 	default:
 		d = d[h.decNext-m.Seq:]
 	}
@@ -132,10 +133,17 @@ func (h *hooks) onOrder(m *ha.Message) {
 	}
 	n.FollowOrder(d)
 	h.decNext += uint64(len(d))
+	h.ackOrder(m.From)
 	for _, p := range d {
 		h.credit[p]++
 	}
 	h.pump()
+}
+
+// ackOrder tells the primary which decisions this secondary holds: it
+// releases the outputs that depend on them (commit.go).
+func (h *hooks) ackOrder(to string) {
+	h.n.Send(to, &ha.Message{Kind: ha.KindStrategy, Type: msgOrderAck, Seq: h.decNext})
 }
 
 // pump passes to the node, per port, as many held tuples as it has

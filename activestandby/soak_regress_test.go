@@ -9,6 +9,7 @@ import (
 	"github.com/streamha/streamha/activestandby"
 	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
+	"github.com/streamha/streamha/ha/metrics"
 	"github.com/streamha/streamha/sim"
 )
 
@@ -50,4 +51,30 @@ faults:
 	// but nothing is missing, repeated or lost (docs/reliability.md).
 	require.Zero(t, r.Missing+r.Duplicates+r.Spurious, r.Explanations)
 	require.Zero(t, r.LostInputs, r.Explanations)
+}
+
+// TestUnionOutputsWaitForTheirDecisions: loss took some of the decisions U
+// shipped to U.1 and delivered the outputs that depend on them to W; U
+// crashed before U.1 asked again, U.1 decided that stretch itself, and W
+// dropped U.1's different outputs at those seqs as duplicates (inputs lost
+// and counted twice, on every seed). A union's outputs now wait until the
+// secondaries acknowledged their decisions (output commit): wrong values
+// only, as a union promises.
+func TestUnionOutputsWaitForTheirDecisions(t *testing.T) {
+	t.Parallel()
+	e, err := experiment.Load("../sim/testdata/regress/active-union-decisions-lost-then-crash.yaml")
+	require.NoError(t, err)
+	ref, err := sim.ReferenceTrace(e)
+	require.NoError(t, err)
+	for _, p := range []ha.Planted{ha.PlantNone, ha.PlantUncommittedDecisions} {
+		out, err := sim.RunPlanted(e, activestandby.Name, p)
+		require.NoError(t, err)
+		rec, _ := metrics.ClassifyRecovery(ref, out.Trace)
+		if p == ha.PlantNone {
+			require.Zero(t, rec.Missing+rec.Duplicates, rec.Explanations)
+			require.Zero(t, rec.LostInputs, rec.Explanations)
+			continue
+		}
+		require.Positive(t, rec.LostInputs, "with the outputs sent before their decisions are held, inputs are lost")
+	}
 }

@@ -22,6 +22,9 @@ const (
 	msgOrder = "as.order"
 	// msgOrderNack asks the primary to resend its decisions from index Seq.
 	msgOrderNack = "as.order-nack"
+	// msgOrderAck tells the primary a secondary holds its decisions up to
+	// index Seq (commit.go).
+	msgOrderAck = "as.order-ack"
 
 	// levelRelayed marks a KindAck a primary relays to its secondary: the
 	// downstream receivers all hold the output up to Seq.

@@ -1,7 +1,8 @@
 package ha
 
-// Planted bugs 48–49: a backup cut from its primary and upstream alone, and
-// a join cut from one of its sources (each undoes the fix named).
+// Planted bugs 48–49 and 6: a backup cut from its primary and upstream alone,
+// a join cut from one of its sources, and a union's outputs sent before its
+// secondaries hold their decisions (each undoes the fix named).
 const (
 	// PlantViewOverNeighbour undoes the wait of a one-sided probe while the
 	// connected neighbour's primary still sees this fragment's primary alive
@@ -15,9 +16,16 @@ const (
 	// join split from one source keeps acknowledging the other, which
 	// trims what the successor on the far side needs after the heal.
 	PlantAckWhileInputCut Planted = 1 << 49
+	// PlantUncommittedDecisions undoes active standby's output commit on a
+	// union with ship_decisions (activestandby/commit.go): an output leaves
+	// before the secondaries hold its decisions, loss takes the decisions,
+	// and after the primary's crash the successor's different outputs at
+	// those seqs are dropped as duplicates.
+	PlantUncommittedDecisions Planted = 1 << 6
 )
 
 func init() {
 	plantedNames[PlantViewOverNeighbour] = "view-over-neighbour"
 	plantedNames[PlantAckWhileInputCut] = "ack-while-input-cut"
+	plantedNames[PlantUncommittedDecisions] = "uncommitted-decisions"
 }
