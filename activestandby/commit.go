@@ -30,10 +30,14 @@ func (h *hooks) commitOn() bool {
 	return h.ordered() && h.n.IsPrimary() && !h.n.Planted().Has(ha.PlantUncommittedDecisions)
 }
 
-// commitReceivers are the secondaries in the route, dead or alive.
+// commitReceivers are the secondaries in the route, dead or alive, but
+// one whose state transfer is not acknowledged yet: it holds none of the
+// state, and the transfer it installs carries every decision made so far.
 func (h *hooks) commitReceivers() []string {
 	n := h.n
-	return slices.DeleteFunc(slices.Clone(n.Route(n.Frag()).Receivers), func(x string) bool { return x == n.Host() })
+	return slices.DeleteFunc(slices.Clone(n.Route(n.Frag()).Receivers), func(x string) bool {
+		return x == n.Host() || x == h.transfer.to
+	})
 }
 
 // updateCommit turns the output gate on while the route names a secondary,

@@ -62,8 +62,15 @@ func (h *hooks) retryTransfer() {
 	if to == "" {
 		return
 	}
-	if !n.IsPrimary() || n.Down(to) || !slices.Contains(n.Route(n.Frag()).Receivers, to) {
+	if !n.IsPrimary() || !slices.Contains(n.Route(n.Frag()).Receivers, to) {
 		h.transfer = transferState{}
+		return
+	}
+	if n.Down(to) {
+		// Cut off, perhaps: a primary on the minority side keeps its
+		// secondaries in its route, and one that never got the state
+		// would stay a receiver without it. Try again once it is seen.
+		n.SetTimer(h.transfer.backoff, timerTransfer)
 		return
 	}
 	m, err := h.stateFor(to)
