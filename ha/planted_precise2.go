@@ -35,6 +35,11 @@ const (
 	// lost on the way leaves the new secondary without state, and when the
 	// primary fails it restarts the fragment empty.
 	PlantTransferOnce Planted = 1 << 44
+	// PlantRestoredZeroIsFresh undoes the gap detection of an input
+	// position restored at 0 (SetInputSeq): the port takes any first seq
+	// as the start of the stream, so what a replay sent before the first
+	// tuple it accepts is lost without a trace.
+	PlantRestoredZeroIsFresh Planted = 1 << 45
 )
 
 func init() {
@@ -43,4 +48,5 @@ func init() {
 	plantedNames[PlantUnvouchedProbe] = "unvouched-probe"
 	plantedNames[PlantReleaseOnFailedBackup] = "release-on-failed-backup"
 	plantedNames[PlantTransferOnce] = "transfer-once"
+	plantedNames[PlantRestoredZeroIsFresh] = "restored-zero-is-fresh"
 }
