@@ -335,35 +335,56 @@ func baseOf(host string) string {
 // stateCutOff names the first partition, longer than a detection, that
 // cuts every host holding a fragment's state (its primary and the
 // replicas a standby strategy keeps in step: the first replicas hosts)
-// off from the largest group while a spare of the fragment is in it. The
-// serving side then holds a majority and no host with the state: a spare
-// restarts the fragment empty, or the fragment waits for the heal,
-// unbounded in a real partition. A standby strategy takes the first (its
-// output resumes; the liveness check still holds it to that), so no
-// standby strategy can be precise here: the state is where the serving
-// side cannot reach it. Outside the precise promise.
+// off from the largest group, or from the sink's group, while a spare of
+// the fragment is in it. That side serves (it holds a majority, or the
+// sink and the downstream primary that confirms the state's holders dead)
+// and holds no host with the state: a spare restarts the fragment empty,
+// or the fragment waits for the heal, unbounded in a real partition and
+// for ever after real crashes of half the deployment, which the detector
+// cannot tell from it. A standby strategy takes the first (its output
+// resumes; the liveness check holds it to that), so no standby strategy
+// can be precise here: the state is where the serving side cannot reach
+// it. Outside the precise promise.
 func stateCutOff(e *experiment.Experiment, replicas int) string {
 	for _, f := range e.Faults {
 		if f.Partition == nil || f.For.D() <= soakPartitionFailure {
 			continue
 		}
-		big, ties := largestGroup(f.Partition)
-		if ties > 0 {
-			continue
+		var sides []int
+		if big, ties := largestGroup(f.Partition); ties == 0 {
+			sides = append(sides, big)
 		}
-		in := map[string]bool{}
-		for _, h := range f.Partition[big] {
-			in[h] = true
+		for g, hs := range f.Partition {
+			if slices.Contains(hs, sinkHost) && !slices.Contains(sides, g) {
+				sides = append(sides, g)
+			}
 		}
-		for i, n := range e.Nodes {
-			hosts := e.FragHosts(i, replicas)
-			holders := hosts[:min(replicas, len(hosts))]
-			if !slices.ContainsFunc(holders, func(h string) bool { return in[h] }) &&
-				slices.ContainsFunc(hosts[len(holders):], func(h string) bool { return in[h] }) {
-				return fmt.Sprintf("a partition at %s cuts every host with %s's state (%s) off from the largest group, where a spare restarts it empty",
-					f.At.D(), n.Name, strings.Join(holders, ", "))
+		for _, g := range sides {
+			in := map[string]bool{}
+			for _, h := range f.Partition[g] {
+				in[h] = true
+			}
+			for i, n := range e.Nodes {
+				hosts := e.FragHosts(i, replicas)
+				holders := hosts[:min(replicas, len(hosts))]
+				if !slices.ContainsFunc(holders, func(h string) bool { return in[h] }) &&
+					slices.ContainsFunc(hosts[len(holders):], func(h string) bool { return in[h] }) {
+					return fmt.Sprintf("a partition at %s cuts every host with %s's state (%s) off from the %s, where a spare restarts it empty",
+						f.At.D(), n.Name, strings.Join(holders, ", "), sideName(f.Partition[g]))
+				}
 			}
 		}
 	}
 	return ""
 }
+
+// sideName names the group of a partition that stateCutOff checks.
+func sideName(g []string) string {
+	if slices.Contains(g, sinkHost) {
+		return "sink's group"
+	}
+	return "largest group"
+}
+
+// sinkHost is the sink's host name in every experiment.
+const sinkHost = "sink"

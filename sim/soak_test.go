@@ -122,6 +122,8 @@ func TestInFaultModel(t *testing.T) {
 		{"a fragment split in two", "active-standby", "convergent", "  - {at: 1s, for: 800ms, partition: [[src, A, A.1, A.2, B], [B.1, B.2, C, C.1, C.2, sink]]}", true, ""},
 		{"every host with a fragment's state cut off, a spare on the serving side", "active-standby", "join",
 			"  - {at: 1s, for: 320ms, partition: [[J, J.1, J.2, W.2, src, src2, sink], [W, W.1]]}", false, "every host with W's state"},
+		{"the state cut off from the sink's group, the groups of equal size", "passive-standby", "convergent",
+			"  - {at: 1s, for: 320ms, partition: [[src, A, B.2, C, sink], [A.1, B, B.1, C.1, C.2]]}", false, "off from the sink's group"},
 		{"the state cut off with no spare on the serving side", "passive-standby", "convergent",
 			"  - {at: 1s, for: 320ms, partition: [[src, A, A.1, C, C.1, sink], [B, B.1]]}", true, ""},
 		{"a group cut off, then its fragment fails again too soon", "active-standby", "convergent", "  - {at: 1s, for: 800ms, partition: [[src, A, B], [B.1, C, sink]]}\n  - {at: 2.5s, crash: B.1}", false, "during a recovery"},
