@@ -89,6 +89,21 @@ func (n *Node) neighbourSeesPrimary() bool {
 	return n.dw.alive
 }
 
+// wordSaysAlive reports whether the last answer to this node's question
+// about its fragment's primary (askDeathWord) said it lives: a probe
+// confirmed later by both sides does not outweigh it (elect). A primary
+// cut off from its backup and from a neighbour that heals first was taken
+// over from, with the backup's old checkpoint, while the other neighbour
+// had said all along that it served (passive standby, soak seed 47 run
+// 657: 140 inputs lost, output stalled).
+func (n *Node) wordSaysAlive() bool {
+	if n.planted.Has(PlantAliveWordForgotten) {
+		return false
+	}
+	n.deathWordSync()
+	return n.dw.alive
+}
+
 // deathWordSync starts the question afresh when the fragment's route or
 // the candidates the election passes over changed.
 func (n *Node) deathWordSync() {

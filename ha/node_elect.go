@@ -62,6 +62,14 @@ func (n *Node) elect() {
 			return
 		}
 	}
+	if n.heard && n.wordSaysAlive() {
+		// A side's primary last said the primary lives: a probe answered
+		// from both sides since (a heal brought the other side back)
+		// shows the data path, not that the primary died. Ask again.
+		n.probing, n.heard = false, false
+		n.askDeathWord()
+		return
+	}
 	if n.awaitsPrimary() {
 		return // node_askprimary.go
 	}

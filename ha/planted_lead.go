@@ -1,8 +1,9 @@
 package ha
 
-// Planted bugs 48–49 and 6: a backup cut from its primary and upstream alone,
-// a join cut from one of its sources, and a union's outputs sent before its
-// secondaries hold their decisions (each undoes the fix named).
+// Planted bugs 48–49, 6 and 7: a backup cut from its primary and upstream
+// alone, a join cut from one of its sources, a union's outputs sent before
+// its secondaries hold their decisions, and a backup cut from its primary
+// and downstream (each undoes the fix named).
 const (
 	// PlantViewOverNeighbour undoes the wait of a one-sided probe while the
 	// connected neighbour's primary still sees this fragment's primary alive
@@ -22,10 +23,17 @@ const (
 	// and after the primary's crash the successor's different outputs at
 	// those seqs are dropped as duplicates.
 	PlantUncommittedDecisions Planted = 1 << 6
+	// PlantAliveWordForgotten undoes the weight of a neighbour's word that
+	// the primary lives against a probe answered later from both sides
+	// (node_deathword.go, wordSaysAlive): a backup cut off from its primary
+	// and downstream takes over, with its old checkpoint, when the cut from
+	// the downstream heals first.
+	PlantAliveWordForgotten Planted = 1 << 7
 )
 
 func init() {
 	plantedNames[PlantViewOverNeighbour] = "view-over-neighbour"
 	plantedNames[PlantAckWhileInputCut] = "ack-while-input-cut"
 	plantedNames[PlantUncommittedDecisions] = "uncommitted-decisions"
+	plantedNames[PlantAliveWordForgotten] = "alive-word-forgotten"
 }

@@ -16,15 +16,16 @@ import (
 
 // TestPartialCutsNeedTheirFixes runs the regressions of partial partitions
 // (only some links cut, so both sides see a majority) with the fix that
-// guards each undone: active standby then loses input, and with the fix it
-// is precise (TestRegressions).
+// guards each undone: the standby strategy then loses input, and with the
+// fix it is precise (TestRegressions).
 func TestPartialCutsNeedTheirFixes(t *testing.T) {
 	for _, tc := range []struct {
-		file string
-		bug  ha.Planted
+		file, strategy string
+		bug            ha.Planted
 	}{
-		{"active-backup-cut-from-primary-and-upstream.yaml", ha.PlantViewOverNeighbour},
-		{"active-join-split-by-partial-cut.yaml", ha.PlantAckWhileInputCut},
+		{"active-backup-cut-from-primary-and-upstream.yaml", "active-standby", ha.PlantViewOverNeighbour},
+		{"active-join-split-by-partial-cut.yaml", "active-standby", ha.PlantAckWhileInputCut},
+		{"passive-backup-cut-from-primary-and-downstream.yaml", "passive-standby", ha.PlantAliveWordForgotten},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
@@ -36,7 +37,7 @@ func TestPartialCutsNeedTheirFixes(t *testing.T) {
 			_, ref, err := sim.Reference(e)
 			require.NoError(t, err)
 			for _, p := range []ha.Planted{ha.PlantNone, tc.bug} {
-				out, err := sim.RunPlanted(e, "active-standby", p)
+				out, err := sim.RunPlanted(e, tc.strategy, p)
 				require.NoError(t, err)
 				r := metrics.RecoveryOf(ref.Trace, out.Trace)
 				if p == ha.PlantNone {

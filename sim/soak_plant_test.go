@@ -109,6 +109,9 @@ var plantBudgets = map[string]plantBudget{
 		"with the settle, costing messages but breaking no invariant; guarded by the interaction script passive_empty_restart_quiet"},
 	"uncommitted-decisions": {notFound: masked + "loss on both of a union primary's outgoing links, then its crash before " +
 		"the secondary asked for the lost decisions again; guarded by activestandby.TestUnionOutputsWaitForTheirDecisions"},
+	"alive-word-forgotten": {notFound: "the swarm's partitions cut whole groups off; the bug needs a backup cut from its primary and " +
+		"its downstream by two partial cuts, the one from the downstream healing first (passive standby, seed 47, run 657 of 1 000); " +
+		"guarded by sim.TestPartialCutsNeedTheirFixes (passive-backup-cut-from-primary-and-downstream.yaml)"},
 	"view-over-neighbour": {notFound: "the swarm's partitions cut whole groups off, where the backup also sees a minority or " +
 		"both neighbours; the bug needs a partial cut of the backup from its primary and upstream alone; guarded by " +
 		"sim.TestPartialCutsNeedTheirFixes (active-backup-cut-from-primary-and-upstream.yaml)"},
