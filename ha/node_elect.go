@@ -103,14 +103,25 @@ func (n *Node) probe() {
 }
 
 // probeSidesNow is the sides of the fragment a probe now would ask: bit 0
-// the upstream primary, bit 1 the downstream one, each unless declared
-// dead.
+// the upstream primaries (every input's), bit 1 the downstream one, each
+// unless declared dead.
 func (n *Node) probeSidesNow() uint8 {
 	var sides uint8
-	for i, h := range []string{n.Upstream(0), n.routes[n.DownstreamFrag()].Primary} {
-		if h != "" && !n.down[h] {
-			sides |= 1 << i
+	up := true
+	for p := range n.Inputs() {
+		if h := n.Upstream(p); h == "" || n.down[h] {
+			// A fragment with two inputs cut from one of them cannot
+			// serve from here: its upstream side counts as cut
+			// (soak seed 47, run 961: a join's backup took over beside
+			// one source while the primary served with the other).
+			up = up && n.planted.Has(PlantOneInputProbe) && p > 0
 		}
+	}
+	if up {
+		sides |= 1
+	}
+	if d := n.routes[n.DownstreamFrag()].Primary; d != "" && !n.down[d] {
+		sides |= 2
 	}
 	return sides
 }

@@ -1,9 +1,10 @@
 package ha
 
-// Planted bugs 48–49, 6 and 7: a backup cut from its primary and upstream
+// Planted bugs 48–49 and 6–8: a backup cut from its primary and upstream
 // alone, a join cut from one of its sources, a union's outputs sent before
 // its secondaries hold their decisions, and a backup cut from its primary
-// and downstream (each undoes the fix named).
+// and downstream, and a join's backup beside one source (each undoes the
+// fix named).
 const (
 	// PlantViewOverNeighbour undoes the wait of a one-sided probe while the
 	// connected neighbour's primary still sees this fragment's primary alive
@@ -29,6 +30,11 @@ const (
 	// and downstream takes over, with its old checkpoint, when the cut from
 	// the downstream heals first.
 	PlantAliveWordForgotten Planted = 1 << 7
+	// PlantOneInputProbe undoes the upstream side of a probe counting as
+	// cut when the primary of any input is declared dead (probeSidesNow):
+	// a join's backup beside one source and the downstream takes over while
+	// the primary serves with the other source.
+	PlantOneInputProbe Planted = 1 << 8
 )
 
 func init() {
@@ -36,4 +42,5 @@ func init() {
 	plantedNames[PlantAckWhileInputCut] = "ack-while-input-cut"
 	plantedNames[PlantUncommittedDecisions] = "uncommitted-decisions"
 	plantedNames[PlantAliveWordForgotten] = "alive-word-forgotten"
+	plantedNames[PlantOneInputProbe] = "one-input-probe"
 }
