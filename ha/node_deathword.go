@@ -45,6 +45,10 @@ type deathWord struct {
 	asking    bool          // the neighbours were asked
 	askedAt   time.Duration // when
 	confirmed bool          // a connected neighbour declared prim dead
+	// checkedAt is when the hosts of need were asked themselves, once the
+	// neighbour's word came (deathConfirmed); refuted says one answered
+	checkedAt time.Duration
+	refuted   bool
 }
 
 // neighbourSawItDie reports whether a takeover on a minority view may go
@@ -58,7 +62,9 @@ func (n *Node) neighbourSawItDie() bool {
 	if n.deathConfirmed() {
 		return true
 	}
-	n.askDeathWord()
+	if !n.awaitsDeathWord() {
+		n.askDeathWord()
+	}
 	return false
 }
 
@@ -85,6 +91,9 @@ func (n *Node) askDeathWord() {
 	}
 	d := n.routes[n.DownstreamFrag()].Primary
 	now := n.env.Now()
+	if n.dw.refuted && now-n.dw.checkedAt >= ElectionSettle {
+		n.dw = deathWord{prim: r.Primary, epoch: r.Epoch, need: need} // ask afresh
+	}
 	if n.dw.confirmed || d == "" || n.down[d] || n.dw.asking && now-n.dw.askedAt < ElectionSettle {
 		return
 	}
@@ -117,8 +126,25 @@ func (n *Node) deathWordAnswer(m *Message) {
 			return
 		}
 	}
-	n.dw.confirmed = true
-	n.Trace(Event{Kind: EvNote, Peer: m.From, Note: fmt.Sprintf("%s declared %v dead too: taking over on its word", m.From, n.dw.need)})
+	n.dw.confirmed, n.dw.checkedAt = true, n.env.Now()
+	n.Trace(Event{Kind: EvNote, Peer: m.From, Note: fmt.Sprintf("%s declared %v dead too: asking them before taking over on its word", m.From, n.dw.need)})
+	// The neighbour's view may be as old as the partition that just
+	// healed (its detector says nothing until a heartbeat arrives): the
+	// hosts themselves answer if they live, within a round trip.
+	for _, h := range n.dw.need {
+		n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType, Seq: uint64(n.frag) + 1})
+	}
+	n.env.SetTimer(ElectionSettle, electTimer)
+}
+
+// deathWordRefuted notes a message from a host the downstream declared
+// dead while this node checks with it (deathWordAnswer): it lives, and the
+// word counts for nothing.
+func (n *Node) deathWordRefuted(m *Message) {
+	if n.dw.confirmed && !n.dw.refuted && slices.Contains(n.dw.need, m.From) {
+		n.dw.refuted = true
+		n.Trace(Event{Kind: EvNote, Peer: m.From, Note: fmt.Sprintf("%s answered: it lives, no takeover on the neighbour's word", m.From)})
+	}
 }
 
 // deathConfirmed reports whether the connected downstream primary declared
@@ -127,12 +153,15 @@ func (n *Node) deathWordAnswer(m *Message) {
 // may then go ahead, since no host with the state reaches the sink.
 func (n *Node) deathConfirmed() bool {
 	r := n.routes[n.frag]
-	return !n.planted.Has(PlantMinorityChainWaits) && n.dw.confirmed && n.dw.prim == r.Primary && n.dw.epoch == r.Epoch
+	return !n.planted.Has(PlantMinorityChainWaits) && n.dw.confirmed && !n.dw.refuted && n.dw.prim == r.Primary &&
+		n.dw.epoch == r.Epoch && n.env.Now()-n.dw.checkedAt >= ElectionSettle
 }
 
 // awaitsDeathWord reports whether this node waits for its downstream
 // primary's answer (askDeathWord): the election has nothing to ask
 // meanwhile (emptySettling).
 func (n *Node) awaitsDeathWord() bool {
-	return n.dw.asking && !n.dw.confirmed && n.env.Now()-n.dw.askedAt < ElectionSettle
+	now := n.env.Now()
+	return n.dw.asking && !n.dw.confirmed && now-n.dw.askedAt < ElectionSettle ||
+		n.dw.confirmed && !n.dw.refuted && now-n.dw.checkedAt < ElectionSettle
 }

@@ -91,6 +91,7 @@ func (n *Node) Deliver(m *Message) {
 		n.heardSide(m)
 	}
 	n.primaryAnswered(m)
+	n.deathWordRefuted(m) // node_deathword.go
 	if m.Kind == KindAck && m.Type == EndAckType {
 		n.onEndAck(m) // the runtime's own: no strategy sees it
 		return
