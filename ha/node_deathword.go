@@ -15,7 +15,10 @@ import (
 // over first, for good: every fragment kept a live host, yet output never
 // resumes.
 //
-// The rule: an elected host on a minority view whose probe could ask only
+// The rule: an elected host that sees exactly half of the deployment
+// alive (no strict majority anywhere; with fewer, a side holding the
+// state's holders may be the larger one, and the host waits, as before),
+// whose probe could ask only
 // its downstream side (its upstream primary is declared dead) asks that
 // side's primary whether it declared this fragment's primary, and every
 // candidate the election passed over, dead too. The answer confirms the
@@ -56,7 +59,7 @@ type deathWord struct {
 // primary and the candidates passed over dead too (see above); otherwise
 // it asks (askDeathWord).
 func (n *Node) neighbourSawItDie() bool {
-	if n.planted.Has(PlantMinorityChainWaits) || n.probeSides != 2 {
+	if n.planted.Has(PlantMinorityChainWaits) || n.probeSides != 2 || !n.seesHalf() {
 		return false // only the downstream side may speak (see above); both asked: the probe decides
 	}
 	if n.deathConfirmed() {
@@ -153,7 +156,7 @@ func (n *Node) deathWordRefuted(m *Message) {
 // may then go ahead, since no host with the state reaches the sink.
 func (n *Node) deathConfirmed() bool {
 	r := n.routes[n.frag]
-	return !n.planted.Has(PlantMinorityChainWaits) && n.dw.confirmed && !n.dw.refuted && n.dw.prim == r.Primary &&
+	return !n.planted.Has(PlantMinorityChainWaits) && n.seesHalf() && n.dw.confirmed && !n.dw.refuted && n.dw.prim == r.Primary &&
 		n.dw.epoch == r.Epoch && n.env.Now()-n.dw.checkedAt >= ElectionSettle
 }
 
