@@ -157,6 +157,29 @@ func (n *Node) SeesMajority() bool {
 	return 2*alive > all
 }
 
+// seesHalf reports whether the node sees exactly half of the deployment's
+// hosts (itself included) alive: no side of a split can see more than the
+// other, and the downstream's word decides (node_deathword.go).
+func (n *Node) seesHalf() bool {
+	all, alive := 0, 0
+	count := func(h string) {
+		all++
+		if !n.down[h] {
+			alive++
+		}
+	}
+	for _, h := range n.topo.Sources {
+		count(h)
+	}
+	for _, f := range n.topo.Frags {
+		for _, h := range f.Hosts {
+			count(h)
+		}
+	}
+	count(n.topo.Sink)
+	return 2*alive == all
+}
+
 // MayRestartEmpty reports whether the node may restart its fragment
 // with empty state now; a strategy asks it before such a takeover, and
 // gives the takeover up when it may not (the election runs again).
@@ -174,7 +197,7 @@ func (n *Node) MayRestartEmpty() bool {
 		return false
 	}
 	if !n.SeesMajority() && !n.deathConfirmed() {
-		if !n.planted.Has(PlantMinorityChainWaits) {
+		if !n.planted.Has(PlantMinorityChainWaits) && n.seesHalf() {
 			n.askDeathWord() // node_deathword.go
 		}
 		if !n.minorityWait {

@@ -15,7 +15,10 @@ import (
 // over first, for good: every fragment kept a live host, yet output never
 // resumes.
 //
-// The rule: an elected host on a minority view whose probe could ask only
+// The rule: an elected host that sees exactly half of the deployment
+// alive (no strict majority anywhere; with fewer, a side holding the
+// state's holders may be the larger one, and the host waits, as before),
+// whose probe could ask only
 // its downstream side (its upstream primary is declared dead) asks that
 // side's primary whether it declared this fragment's primary, and every
 // candidate the election passed over, dead too. The answer confirms the
@@ -46,6 +49,10 @@ type deathWord struct {
 	askedAt   time.Duration // when
 	confirmed bool          // the downstream primary declared them all dead
 	alive     bool          // a side's primary answered, since askedAt, that prim lives
+	// checkedAt is when the hosts of need were asked themselves, once the
+	// downstream's word came (deathConfirmed); refuted says one answered
+	checkedAt time.Duration
+	refuted   bool
 }
 
 // neighbourSawItDie reports whether a takeover on a minority view may go
@@ -53,8 +60,8 @@ type deathWord struct {
 // primary and the candidates passed over dead too (see above); otherwise
 // it asks (askDeathWord).
 func (n *Node) neighbourSawItDie() bool {
-	if n.planted.Has(PlantMinorityChainWaits) || n.probeSides != 2 {
-		return false // only the downstream side may speak (see above); both asked: the probe decides
+	if n.planted.Has(PlantMinorityChainWaits) || n.probeSides != 2 || !n.seesHalf() {
+		return false // only the downstream side may speak, on exactly half the deployment (see above); both asked: the probe decides
 	}
 	if n.deathConfirmed() {
 		return true
@@ -134,6 +141,9 @@ func (n *Node) deathWordSync() {
 func (n *Node) askDeathWord() {
 	n.deathWordSync()
 	now := n.env.Now()
+	if n.dw.refuted && now-n.dw.checkedAt >= ElectionSettle {
+		n.dw = deathWord{prim: n.dw.prim, epoch: n.dw.epoch, need: n.dw.need} // ask afresh
+	}
 	if n.dw.confirmed || n.dw.asking && now-n.dw.askedAt < ElectionSettle {
 		return
 	}
@@ -189,8 +199,25 @@ func (n *Node) deathWordAnswer(m *Message) {
 			return
 		}
 	}
-	n.dw.confirmed = true
-	n.Trace(Event{Kind: EvNote, Peer: m.From, Note: fmt.Sprintf("%s declared %v dead too", m.From, n.dw.need)})
+	n.dw.confirmed, n.dw.checkedAt = true, n.env.Now()
+	n.Trace(Event{Kind: EvNote, Peer: m.From, Note: fmt.Sprintf("%s declared %v dead too: asking them before taking over on its word", m.From, n.dw.need)})
+	// The neighbour's view may be as old as the partition that just
+	// healed (its detector says nothing until a heartbeat arrives): the
+	// hosts themselves answer if they live, within a round trip.
+	for _, h := range n.dw.need {
+		n.Send(h, &Message{Kind: KindRoute, Type: RouteQueryType, Seq: uint64(n.frag) + 1})
+	}
+	n.env.SetTimer(ElectionSettle, electTimer)
+}
+
+// deathWordRefuted notes a message from a host the downstream declared
+// dead while this node checks with it (deathWordAnswer): it lives, and the
+// word counts for nothing.
+func (n *Node) deathWordRefuted(m *Message) {
+	if n.dw.confirmed && !n.dw.refuted && slices.Contains(n.dw.need, m.From) {
+		n.dw.refuted = true
+		n.Trace(Event{Kind: EvNote, Peer: m.From, Note: fmt.Sprintf("%s answered: it lives, no takeover on the neighbour's word", m.From)})
+	}
 }
 
 // deathConfirmed reports whether the connected downstream primary declared
@@ -199,12 +226,15 @@ func (n *Node) deathWordAnswer(m *Message) {
 // may then go ahead, since no host with the state reaches the sink.
 func (n *Node) deathConfirmed() bool {
 	r := n.routes[n.frag]
-	return !n.planted.Has(PlantMinorityChainWaits) && n.dw.confirmed && n.dw.prim == r.Primary && n.dw.epoch == r.Epoch
+	return !n.planted.Has(PlantMinorityChainWaits) && n.seesHalf() && n.dw.confirmed && !n.dw.refuted && n.dw.prim == r.Primary &&
+		n.dw.epoch == r.Epoch && n.env.Now()-n.dw.checkedAt >= ElectionSettle
 }
 
-// awaitsDeathWord reports whether this node waits for its neighbours'
-// answer (askDeathWord): the election has nothing to ask meanwhile
-// (emptySettling).
+// awaitsDeathWord reports whether this node waits for its downstream
+// primary's answer (askDeathWord): the election has nothing to ask
+// meanwhile (emptySettling).
 func (n *Node) awaitsDeathWord() bool {
-	return n.dw.asking && !n.dw.confirmed && n.env.Now()-n.dw.askedAt < ElectionSettle
+	now := n.env.Now()
+	return n.dw.asking && !n.dw.confirmed && now-n.dw.askedAt < ElectionSettle ||
+		n.dw.confirmed && !n.dw.refuted && now-n.dw.checkedAt < ElectionSettle
 }

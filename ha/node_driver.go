@@ -101,6 +101,7 @@ func (n *Node) Deliver(m *Message) {
 	if m.Kind == KindRoute && len(n.vouch.need) > 0 {
 		n.vouchHeard(m.From) // node_vouch.go
 	}
+	n.deathWordRefuted(m) // node_deathword.go
 	if m.Kind == KindAck && m.Type == EndAckType {
 		n.onEndAck(m) // the runtime's own: no strategy sees it
 		return
