@@ -153,6 +153,9 @@ func (n *Node) probeAnswered() bool {
 	if n.planted.Has(PlantOneSidedProbe) {
 		want = n.probeSides
 	}
+	if want == 3 && n.probeSides != 3 && !n.planted.Has(PlantOneInputProbe) {
+		return false // a side was not asked: word from it (another input's data) shows nothing
+	}
 	return n.probeSides != 0 && n.heardSides&want == want
 }
 

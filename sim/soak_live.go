@@ -43,8 +43,11 @@ const (
 )
 
 // coreUp reports whether, once every pause and partition has ended, each
-// fragment still has a host that did not crash, and if not, which
-// fragment lost all of its hosts.
+// fragment still has a host that did not crash and at least half of the
+// deployment's hosts did not crash, and if not, why. With fewer than half
+// alive no host may take over by design: the detector cannot tell those
+// crashes from a partition that leaves the primary serving on the other,
+// larger side (docs/reliability.md, rule 13).
 func coreUp(e *experiment.Experiment, replicas int) (bool, string) {
 	crashed := map[string]bool{}
 	for _, f := range e.Faults {
@@ -52,14 +55,24 @@ func coreUp(e *experiment.Experiment, replicas int) (bool, string) {
 			crashed[f.Crash] = true
 		}
 	}
+	hosts := 1 + e.Source.Streams // the sources and the sink
+	down := 0
 	for i, n := range e.Nodes {
 		alive := false
 		for _, h := range e.FragHosts(i, replicas) {
-			alive = alive || !crashed[h]
+			hosts++
+			if crashed[h] {
+				down++
+			} else {
+				alive = true
+			}
 		}
 		if !alive {
-			return false, n.Name
+			return false, n.Name + " lost every host"
 		}
+	}
+	if 2*(hosts-down) < hosts {
+		return false, fmt.Sprintf("%d of the %d hosts crashed", down, hosts)
 	}
 	return true, ""
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/streamha/streamha/experiment"
 	"github.com/streamha/streamha/ha"
 	"github.com/streamha/streamha/ha/metrics"
 )
@@ -49,6 +50,25 @@ func TestLiveness(t *testing.T) {
 
 	dead := soakCase(t, "amnesia", "", "repeatable", "  - {at: 1s, crash: B}\n  - {at: 2.6s, crash: B.1}\n  - {at: 4s, crash: B.2}")
 	assert.False(t, checkLiveness(dead.Experiment, dead.Query, 1, ref, deliveries(1)).Checked, "no core: B lost every host")
+
+	// Every fragment keeps a host, but more than half of the deployment
+	// crashed: no host may take over by design, so the check does not apply.
+	crash := func(nodes string, hosts ...string) *experiment.Experiment {
+		y := "name: t\nduration: 4s\nsource: {rate: 100, keys: 4}\nspares: 2\nnodes: " + nodes + "\nfaults:\n"
+		for _, h := range hosts {
+			y += "  - {at: 1s, crash: " + h + "}\n"
+		}
+		e, err := experiment.Parse([]byte(y), t.Name())
+		require.NoError(t, err)
+		return e
+	}
+	three := "[{name: A, ops: [{map: {}}]}, {name: B, ops: [{map: {}}]}, {name: C, ops: [{map: {}}]}]"
+	ok, why := coreUp(crash(three, "A", "A.1", "B", "B.1", "C", "C.1"), 1) // 6 of 11 hosts
+	assert.False(t, ok)
+	assert.Contains(t, why, "hosts crashed")
+	two := "[{name: A, ops: [{map: {}}]}, {name: B, ops: [{map: {}}]}]"
+	ok, _ = coreUp(crash(two, "A", "A.1", "B", "B.1"), 1) // 4 of 8: exactly half, the downstream's word decides
+	assert.True(t, ok)
 }
 
 func msPtr(v float64) *float64 { return &v }

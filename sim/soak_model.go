@@ -355,7 +355,7 @@ func stateCutOff(e *experiment.Experiment, replicas int) string {
 			sides = append(sides, big)
 		}
 		for g, hs := range f.Partition {
-			if slices.Contains(hs, sinkHost) && !slices.Contains(sides, g) {
+			if slices.Contains(hs, sinkHost) && 2*len(hs) >= deploymentSize(e, replicas) && !slices.Contains(sides, g) {
 				sides = append(sides, g)
 			}
 		}
@@ -388,3 +388,13 @@ func sideName(g []string) string {
 
 // sinkHost is the sink's host name in every experiment.
 const sinkHost = "sink"
+
+// deploymentSize is the number of hosts of e's deployment: the sources,
+// every fragment's hosts and the sink.
+func deploymentSize(e *experiment.Experiment, replicas int) int {
+	n := 1 + e.Source.Streams
+	for i := range e.Nodes {
+		n += len(e.FragHosts(i, replicas))
+	}
+	return n
+}
