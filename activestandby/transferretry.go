@@ -45,12 +45,14 @@ func (h *hooks) awaitTransferAck(spare string) {
 	}
 	h.transfer = transferState{to: spare, backoff: transferRetry}
 	h.n.SetTimer(transferRetry, timerTransfer)
+	h.updateCommit() // the spare holds no state yet: its acknowledgements are not waited for (commit.go)
 }
 
 // onStateAck ends the wait for the acknowledging secondary.
 func (h *hooks) onStateAck(m *ha.Message) {
 	if m.From == h.transfer.to {
 		h.transfer = transferState{}
+		h.updateCommit() // commit.go
 	}
 }
 
