@@ -153,8 +153,8 @@ func (n *Node) probeAnswered() bool {
 	if n.planted.Has(PlantOneSidedProbe) {
 		want = n.probeSides
 	}
-	if want == 3 && n.probeSides != 3 && !n.planted.Has(PlantOneInputProbe) {
-		return false // a side was not asked: word from it (another input's data) shows nothing
+	if want == 3 && n.probeSidesNow()&1 == 0 && !n.planted.Has(PlantOneInputProbe) {
+		return false // an input's primary is declared dead: word from the other input shows nothing
 	}
 	return n.probeSides != 0 && n.heardSides&want == want
 }

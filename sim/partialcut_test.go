@@ -26,7 +26,6 @@ func TestPartialCutsNeedTheirFixes(t *testing.T) {
 		{"active-backup-cut-from-primary-and-upstream.yaml", "active-standby", ha.PlantViewOverNeighbour},
 		{"active-join-split-by-partial-cut.yaml", "active-standby", ha.PlantAckWhileInputCut},
 		{"passive-backup-cut-from-primary-and-downstream.yaml", "passive-standby", ha.PlantAliveWordForgotten},
-		{"active-join-backup-beside-one-source.yaml", "active-standby", ha.PlantOneInputProbe},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()

@@ -114,7 +114,7 @@ var plantBudgets = map[string]plantBudget{
 		"guarded by sim.TestPartialCutsNeedTheirFixes (passive-backup-cut-from-primary-and-downstream.yaml)"},
 	"one-input-probe": {notFound: "not found in 200 swarm runs of passive and active standby (seed 1): it needs a join's backup cut " +
 		"off with one source and the downstream while the primary keeps the other (active standby, seed 47, run 961 of 1 000); " +
-		"guarded by sim.TestPartialCutsNeedTheirFixes (active-join-backup-beside-one-source.yaml) and activestandby.TestMinorityPrimaryKeepsItsUpstream"},
+		"guarded by activestandby.TestMinorityPrimaryKeepsItsUpstream (the join island, with minority-acks undone too)"},
 	"view-over-neighbour": {notFound: "the swarm's partitions cut whole groups off, where the backup also sees a minority or " +
 		"both neighbours; the bug needs a partial cut of the backup from its primary and upstream alone; guarded by " +
 		"sim.TestPartialCutsNeedTheirFixes (active-backup-cut-from-primary-and-upstream.yaml)"},
