@@ -136,24 +136,7 @@ const emptyEpisode = 10 * ElectionSettle
 // SeesMajority reports whether the node sees a strict majority of the
 // deployment's hosts (itself included) alive.
 func (n *Node) SeesMajority() bool {
-	// Counted in place (Topology.Hosts allocates): a primary asks this
-	// before every acknowledgement it sends upstream (minorityHold).
-	all, alive := 0, 0
-	count := func(h string) {
-		all++
-		if !n.down[h] {
-			alive++
-		}
-	}
-	for _, h := range n.topo.Sources {
-		count(h)
-	}
-	for _, f := range n.topo.Frags {
-		for _, h := range f.Hosts {
-			count(h)
-		}
-	}
-	count(n.topo.Sink)
+	alive, all := n.aliveOfAll()
 	return 2*alive > all
 }
 
@@ -161,7 +144,14 @@ func (n *Node) SeesMajority() bool {
 // hosts (itself included) alive: no side of a split can see more than the
 // other, and the downstream's word decides (node_deathword.go).
 func (n *Node) seesHalf() bool {
-	all, alive := 0, 0
+	alive, all := n.aliveOfAll()
+	return 2*alive == all
+}
+
+// aliveOfAll counts the deployment's hosts and those the node sees alive.
+// Counted in place (Topology.Hosts allocates): a primary asks this before
+// every acknowledgement it sends upstream (minorityHold).
+func (n *Node) aliveOfAll() (alive, all int) {
 	count := func(h string) {
 		all++
 		if !n.down[h] {
@@ -177,7 +167,7 @@ func (n *Node) seesHalf() bool {
 		}
 	}
 	count(n.topo.Sink)
-	return 2*alive == all
+	return alive, all
 }
 
 // MayRestartEmpty reports whether the node may restart its fragment
