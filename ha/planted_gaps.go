@@ -1,7 +1,8 @@
 package ha
 
-// Planted bugs 40–47: precise recovery inside the fault model, second
-// round (each undoes the fix named).
+// Planted bugs 40–47: gaps inside the fault model — a rollback's reset
+// sink, suspected receivers, idle upstreams, failed backups of a union, lost
+// state transfers and positions restored at 0 (each undoes the fix named).
 const (
 	// PlantResetNoResend undoes the resend a global checkpoint's sink asks
 	// for when its rollback takes its position back behind what arrived
