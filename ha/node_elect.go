@@ -49,8 +49,13 @@ func (n *Node) elect() {
 		}
 		// A side asked was declared dead meanwhile, or the connected
 		// neighbour of a one-sided probe still hears the primary: it
-		// serves (node_deathword.go). Probe again.
-		if n.probeShrank() || n.neighbourSeesPrimary() {
+		// serves (node_deathword.go); or no side asked answered at all:
+		// this node is far likelier cut off, with its detector still
+		// declaring the hosts it lost one by one, than every probe lost
+		// (passive standby, soak seed 83 run 262: A.1, alone in a
+		// partition, took over on a view that still counted six of ten
+		// hosts alive). Probe again.
+		if n.probeShrank() || n.neighbourSeesPrimary() || n.heardNoSide() {
 			n.probe()
 			return
 		}
@@ -135,6 +140,11 @@ func (n *Node) probeShrank() bool {
 	}
 	now := n.probeSidesNow()
 	return n.probeSides == 3 && (now == 1 || now == 2)
+}
+
+// heardNoSide reports whether no side the probe asked has answered.
+func (n *Node) heardNoSide() bool {
+	return !n.planted.Has(PlantSilenceDecides) && n.probeSides != 0 && n.heardSides&n.probeSides == 0
 }
 
 // probeAnswered reports whether the probe (or a re-check) has heard from

@@ -1,10 +1,10 @@
 package ha
 
-// Planted bugs 48–49 and 6–8: a backup cut from its primary and upstream
+// Planted bugs 48–49 and 6–9: a backup cut from its primary and upstream
 // alone, a join cut from one of its sources, a union's outputs sent before
 // its secondaries hold their decisions, and a backup cut from its primary
-// and downstream, and a join's backup beside one source (each undoes the
-// fix named).
+// and downstream, a join's backup beside one source, and a host alone in a
+// partition whose probe nobody answered (each undoes the fix named).
 const (
 	// PlantViewOverNeighbour undoes the wait of a one-sided probe while the
 	// connected neighbour's primary still sees this fragment's primary alive
@@ -35,6 +35,11 @@ const (
 	// a join's backup beside one source and the downstream takes over while
 	// the primary serves with the other source.
 	PlantOneInputProbe Planted = 1 << 8
+	// PlantSilenceDecides undoes the new probe of an election whose probe
+	// no side answered (heardNoSide): a host alone in a partition, its
+	// detector still declaring the others dead one by one, takes over on a
+	// view that counts most of them alive.
+	PlantSilenceDecides Planted = 1 << 9
 )
 
 func init() {
@@ -43,4 +48,5 @@ func init() {
 	plantedNames[PlantUncommittedDecisions] = "uncommitted-decisions"
 	plantedNames[PlantAliveWordForgotten] = "alive-word-forgotten"
 	plantedNames[PlantOneInputProbe] = "one-input-probe"
+	plantedNames[PlantSilenceDecides] = "silence-decides"
 }
