@@ -30,21 +30,25 @@ func (h *hooks) commitOn() bool {
 	return h.ordered() && h.n.IsPrimary() && !h.n.Planted().Has(ha.PlantUncommittedDecisions)
 }
 
-// commitReceivers are the secondaries in the route, dead or alive, but
-// one whose state transfer is not acknowledged yet: it holds none of the
-// state, and the transfer it installs carries every decision made so far.
-func (h *hooks) commitReceivers() []string {
+// awaits reports whether the commit waits for host x's acknowledgements:
+// a secondary in the route, dead or alive, but not one whose state
+// transfer is unacknowledged (it holds none of the state, and the transfer
+// it installs carries every decision made so far).
+func (h *hooks) awaits(x string) bool {
+	return x != h.n.Host() && x != h.transfer.to
+}
+
+// waitsForAny reports whether the commit waits for any secondary.
+func (h *hooks) waitsForAny() bool {
 	n := h.n
-	return slices.DeleteFunc(slices.Clone(n.Route(n.Frag()).Receivers), func(x string) bool {
-		return x == n.Host() || x == h.transfer.to
-	})
+	return slices.ContainsFunc(n.Route(n.Frag()).Receivers, h.awaits)
 }
 
 // updateCommit turns the output gate on while the route names a secondary,
 // and releases what every secondary acknowledged.
 func (h *hooks) updateCommit() {
 	n := h.n
-	if !h.commitOn() || len(h.commitReceivers()) == 0 {
+	if !h.commitOn() || !h.waitsForAny() {
 		h.points = nil
 		n.GateOutput(false)
 		return
@@ -54,18 +58,27 @@ func (h *hooks) updateCommit() {
 }
 
 // notePoint records, on a committing primary, the decisions output seq
-// depends on (all shipped so far).
+// depends on (all shipped so far). Outputs that depend on the same
+// decisions share one point: the last seq of the run.
 func (h *hooks) notePoint(seq uint64) {
-	if h.commitOn() && len(h.commitReceivers()) > 0 {
-		h.points = append(h.points, commitPoint{dec: h.shipped, out: seq})
+	if !h.commitOn() || !h.waitsForAny() {
+		return
 	}
+	if k := len(h.points); k > 0 && h.points[k-1].dec == h.shipped {
+		h.points[k-1].out = seq
+		return
+	}
+	h.points = append(h.points, commitPoint{dec: h.shipped, out: seq})
 }
 
 // committed is the count of decisions every secondary acknowledged.
 func (h *hooks) committed() uint64 {
+	n := h.n
 	least := h.shipped
-	for _, s := range h.commitReceivers() {
-		least = min(least, h.decAcked[s])
+	for _, s := range n.Route(n.Frag()).Receivers {
+		if h.awaits(s) {
+			least = min(least, h.decAcked[s])
+		}
 	}
 	return least
 }
@@ -87,7 +100,7 @@ func (h *hooks) releaseCommitted() {
 
 // onOrderAck takes a secondary's acknowledgement of the decisions it holds.
 func (h *hooks) onOrderAck(m *ha.Message) {
-	if !h.commitOn() || !slices.Contains(h.commitReceivers(), m.From) || m.Seq > h.shipped {
+	if !h.commitOn() || !h.awaits(m.From) || !slices.Contains(h.n.Route(h.n.Frag()).Receivers, m.From) || m.Seq > h.shipped {
 		return
 	}
 	if m.Seq > h.decAcked[m.From] {
@@ -102,7 +115,10 @@ func (h *hooks) resendUncommitted() {
 	if !h.commitOn() || len(h.points) == 0 {
 		return
 	}
-	for _, s := range h.commitReceivers() {
+	for _, s := range h.n.Route(h.n.Frag()).Receivers {
+		if !h.awaits(s) {
+			continue
+		}
 		if a := h.decAcked[s]; a < h.shipped && !h.n.Down(s) {
 			if d, ok := h.decLog.Since(a); ok {
 				h.n.Send(s, &ha.Message{Kind: ha.KindStrategy, Type: msgOrder, Seq: a, Body: d})
