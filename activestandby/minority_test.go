@@ -31,8 +31,9 @@ func TestMinorityPrimaryKeepsItsUpstream(t *testing.T) {
 		// withholds its acknowledgements for that too (ha.PlantAckWhileInputCut).
 		"active-primaries-island-keeps-upstream-two-cuts.yaml": ha.PlantMinorityAcks | ha.PlantAckWhileInputCut,
 		// A join in an island with one of its sources also counts its
-		// upstream side as cut (ha.PlantOneInputProbe).
-		"active-primaries-island-keeps-upstream-join.yaml": ha.PlantMinorityAcks | ha.PlantOneInputProbe,
+		// upstream side as cut (ha.PlantOneInputProbe) and probes again
+		// when no side answers (ha.PlantSilenceDecides).
+		"active-primaries-island-keeps-upstream-join.yaml": ha.PlantMinorityAcks | ha.PlantOneInputProbe | ha.PlantSilenceDecides,
 	} {
 		t.Run(file, func(t *testing.T) {
 			t.Parallel()

@@ -142,9 +142,12 @@ func (n *Node) probeShrank() bool {
 	return n.probeSides == 3 && (now == 1 || now == 2)
 }
 
-// heardNoSide reports whether no side the probe asked has answered.
+// heardNoSide reports whether no side the probe asked has answered, or
+// there was no side to ask: with both neighbours' primaries declared dead
+// the host cannot tell its own cut from theirs, and waits until a side has
+// a primary again (a neighbour's successor announces itself).
 func (n *Node) heardNoSide() bool {
-	return !n.planted.Has(PlantSilenceDecides) && n.probeSides != 0 && n.heardSides&n.probeSides == 0
+	return !n.planted.Has(PlantSilenceDecides) && n.heardSides&n.probeSides == 0
 }
 
 // probeAnswered reports whether the probe (or a re-check) has heard from

@@ -143,7 +143,9 @@ nodes:
 faults:
   - {at: 1s, for: 400ms, partition: [[A.1, B.1, C.1], [src, A, A.2, B, B.2, C, C.2, sink]]}
 `,
-		plants:  []ha.Planted{ha.PlantMinorityRestart | minorityGuards},
+		// B.1 hears neither side's primary: the silent probe is sent again
+		// too (silence-decides), so that rule is undone as well.
+		plants:  []ha.Planted{ha.PlantMinorityRestart | minorityGuards | ha.PlantSilenceDecides},
 		precise: []string{"passive-standby", "active-standby", "upstream-backup"},
 		trigger: func(t *testing.T, _ string, tr *ha.Trace) {
 			requireEvent(t, tr, ha.EvDetect, "B.1")

@@ -27,6 +27,7 @@ func TestPartialCutsNeedTheirFixes(t *testing.T) {
 		{"active-join-split-by-partial-cut.yaml", "active-standby", ha.PlantAckWhileInputCut},
 		{"passive-backup-cut-from-primary-and-downstream.yaml", "passive-standby", ha.PlantAliveWordForgotten},
 		{"passive-alone-in-partition-silent-probe.yaml", "passive-standby", ha.PlantSilenceDecides},
+		{"backup-cut-from-both-neighbours-and-primary.yaml", "active-standby", ha.PlantSilenceDecides},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
